@@ -310,6 +310,7 @@ def test_trusting_module_keeps_no_whole_rows():
         dynyan.load(sql).View(),
         dynyan.load(sql, trust_input=True).View(),
     )
+    assert strict.STRICT is True and trusting.STRICT is False
     rows = [(i % 3, i, "x" * i) for i in range(-5, 50)]
     for view in (strict, trusting):
         view.update("t", rows)

@@ -3,6 +3,7 @@ the compiler produces now, be black-clean, import, and work."""
 
 import functools
 import importlib.util
+import typing
 from pathlib import Path
 
 import black
@@ -85,6 +86,7 @@ def test_module_imports_only_stdlib_and_sortedcontainers(query):
     }
     assert imports <= {
         "datetime",
+        "collections",
         "copy",
         "math",
         "re",
@@ -98,3 +100,10 @@ def test_module_imports_only_stdlib_and_sortedcontainers(query):
     view = module.View()
     assert len(list(view.rows())) <= 1  # a global aggregate has its one row
     assert set(view.RELATIONS) and view.COLUMNS
+    # readable without building a View, and the public methods are typed
+    assert module.RELATIONS is module.View.RELATIONS
+    assert module.COLUMNS is module.View.COLUMNS
+    assert module.View.STRICT is True
+    for name in ("insert", "delete", "update", "rows", "enumerate", "deltas"):
+        hints = typing.get_type_hints(getattr(module.View, name))
+        assert "return" in hints, name

@@ -990,6 +990,7 @@ GENERATED_FILES = sorted(
     glob.glob(str(ROOT / "generated" / "**" / "*.py"), recursive=True)
 )
 ALLOWED_IMPORTS = {
+    "collections",
     "copy",
     "datetime",
     "bisect",
@@ -1032,10 +1033,17 @@ def test_generated_module_body_only_defines(path):
                 assert (
                     isinstance(call.func, ast.Name) and call.func.id in defined
                 ), ast.unparse(node)
+            for attribute in ast.walk(value):  # View.RELATIONS: a class's own
+                if isinstance(attribute, ast.Attribute):
+                    assert (
+                        isinstance(attribute.value, ast.Name)
+                        and attribute.value.id in defined
+                    ), ast.unparse(node)
             assert all(
                 isinstance(
                     n,
                     (
+                        ast.Attribute,
                         ast.Call,
                         ast.Name,
                         ast.Constant,

@@ -1768,6 +1768,7 @@ def render_module(
     sorted_dict = any(m["sorted"] for m in slots["multisets"])
     context = {
         "inner": inner,  # a subquery's view: raises the outer module's ViewError
+        "strict": not trust_input,
         "source": source,
         "sql": query.sql,
         "plan": str(plan),

@@ -33,6 +33,7 @@
 # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by d_date_sk, ss_item_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -166,8 +167,11 @@ class View:
     COLUMNS = ("d_year", "brand_id", "brand", "sum_agg")
     QUERY_ID = "76da9d9e57737ad1"
     LAYOUT_ID = "5723d045f18ff709"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.store_sales_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
@@ -207,7 +211,7 @@ class View:
         self._reported = {}  # push mode: group key -> the row last reported
         self._changes = []
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -221,7 +225,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -235,7 +239,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -1096,7 +1105,7 @@ class View:
         _a0 = None if p[1] == 0 else (p[2] / 100)
         return (v_d_year, v_i_brand_id, v_i_brand, _a0)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for key, e in self._result.items():
@@ -1104,13 +1113,13 @@ class View:
             if out is not None:
                 yield out, 1
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 4:
             return 0
@@ -1120,7 +1129,7 @@ class View:
         out = None if e is None else self._group_row(*key, e[0], e)  # no such group
         return int(_same(out, row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -1179,7 +1188,7 @@ class View:
                         del reported[group]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -1204,7 +1213,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -1251,3 +1260,8 @@ class View:
             raise ViewError(
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

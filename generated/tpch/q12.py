@@ -43,6 +43,7 @@
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
 import datetime
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -126,8 +127,11 @@ class View:
     COLUMNS = ("l_shipmode", "high_line_count", "low_line_count")
     QUERY_ID = "f6249adb82cb64ba"
     LAYOUT_ID = "3bbc426ad389b40f"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.lineitem_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
@@ -150,7 +154,7 @@ class View:
         self._reported = {}  # push mode: group key -> the row last reported
         self._changes = []
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -164,7 +168,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -178,7 +182,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -658,7 +667,7 @@ class View:
         _a1 = None if p[0] == 0 else (p[2])
         return (v_l_shipmode, _a0, _a1)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for v_l_shipmode, _m1 in self.n0_root.items():
@@ -666,13 +675,13 @@ class View:
             if out is not None:
                 yield out, 1
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 3:
             return 0
@@ -682,7 +691,7 @@ class View:
         out = None if p is None else self._group_row(*key, p)
         return int(_same(out, row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -723,7 +732,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -740,7 +749,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -779,3 +788,8 @@ class View:
             raise ViewError(
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -31,6 +31,7 @@
 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedDict, SortedKeyList
@@ -179,6 +180,7 @@ def _make_derived1():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -277,8 +279,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "9f504fb6bc5875ed"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_returns_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.n0_root = {}  # root n0: its tuples
@@ -301,7 +308,7 @@ def _make_derived1():
             self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -315,7 +322,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -329,7 +336,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -787,7 +799,7 @@ def _make_derived1():
             _a0 = None if p[1] == 0 else (p[2] / 100)
             return (v_sr_customer_sk, v_sr_store_sk, _a0)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for (v_sr_customer_sk, v_sr_store_sk), _m1 in self.n0_root.items():
@@ -795,13 +807,13 @@ def _make_derived1():
                 if out is not None:
                     yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 3:
                 return 0
@@ -811,7 +823,7 @@ def _make_derived1():
             out = None if p is None else self._group_row(*key, p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -852,7 +864,7 @@ def _make_derived1():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -869,7 +881,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -940,6 +952,7 @@ def _make_scalar_2():
     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -986,6 +999,7 @@ def _make_scalar_2():
         # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -1084,8 +1098,15 @@ def _make_scalar_2():
             LAYOUT_ID = (
                 "9f504fb6bc5875ed"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.store_returns_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.n0_root = {}  # root n0: its tuples
@@ -1108,7 +1129,7 @@ def _make_scalar_2():
                 self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -1122,7 +1143,7 @@ def _make_scalar_2():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -1136,7 +1157,12 @@ def _make_scalar_2():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -1607,7 +1633,7 @@ def _make_scalar_2():
                 _a0 = None if p[1] == 0 else (p[2] / 100)
                 return (v_sr_customer_sk, v_sr_store_sk, _a0)
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for (v_sr_customer_sk, v_sr_store_sk), _m1 in self.n0_root.items():
@@ -1615,13 +1641,13 @@ def _make_scalar_2():
                     if out is not None:
                         yield out, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 3:
                     return 0
@@ -1631,7 +1657,7 @@ def _make_scalar_2():
                 out = None if p is None else self._group_row(*key, p)
                 return int(_same(out, row))
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -1672,7 +1698,7 @@ def _make_scalar_2():
                             del reported[key]
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -1689,7 +1715,7 @@ def _make_scalar_2():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -1806,8 +1832,13 @@ def _make_scalar_2():
         LAYOUT_ID = (
             "00a678232bb2da53"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
             self.ctr2_root = {}  # root ctr2: its tuples
             self._appliers = {
@@ -1826,7 +1857,7 @@ def _make_scalar_2():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1840,7 +1871,7 @@ def _make_scalar_2():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1854,7 +1885,12 @@ def _make_scalar_2():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -2004,7 +2040,7 @@ def _make_scalar_2():
             _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
             return (v_ctr_store_sk, (None if _a0 is None else (_a0 * 1.2)))
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v_ctr_store_sk, _m1 in self.ctr2_root.items():
@@ -2012,13 +2048,13 @@ def _make_scalar_2():
                 if out is not None:
                     yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 2:
                 return 0
@@ -2028,7 +2064,7 @@ def _make_scalar_2():
             out = None if p is None else self._group_row(*key, p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -2069,7 +2105,7 @@ def _make_scalar_2():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -2084,7 +2120,7 @@ def _make_scalar_2():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -2241,8 +2277,11 @@ class View:
     COLUMNS = ("c_customer_id",)
     QUERY_ID = "d0ca9d539c14389b"
     LAYOUT_ID = "4eec226a1bb9198f"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
@@ -2289,7 +2328,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -2303,7 +2342,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -2317,7 +2356,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -2994,22 +3038,22 @@ class View:
             return None
         return _m1
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -3038,7 +3082,7 @@ class View:
                 changes.append((row, change))
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -3062,7 +3106,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -3110,3 +3154,8 @@ class View:
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
         self.sub_scalar_2._check_snapshot(state["sub:sub_scalar_2"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -33,6 +33,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; (d_week_seq1 = (d_week_seq2 - 53)) fits no tree edge: checked on each row of the query without it, whose result is materialised (memory proportional to that result).
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 import math
 
@@ -194,6 +195,7 @@ def _make_derived1():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -279,6 +281,7 @@ def _make_derived1():
         # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -331,6 +334,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -364,6 +368,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -425,8 +430,13 @@ def _make_derived1():
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b82db87e9eb7faf2"
                         LAYOUT_ID = "28b813be8e93be06"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.web_sales_root = {}  # root web_sales: its tuples
                             self._appliers = {"web_sales": self._apply_web_sales}
@@ -441,7 +451,7 @@ def _make_derived1():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -455,7 +465,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -469,7 +479,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -688,7 +703,7 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -698,13 +713,13 @@ def _make_derived1():
                             ), _m1 in self.web_sales_root.items():
                                 yield (v_ws_sold_date_sk, v_ws_ext_sales_price), _m1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 2:
                                 return 0
@@ -714,7 +729,7 @@ def _make_derived1():
                                 return 0
                             return p
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -742,7 +757,7 @@ def _make_derived1():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -755,7 +770,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -816,6 +831,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -877,8 +893,13 @@ def _make_derived1():
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b2778bd04e6960be"
                         LAYOUT_ID = "ac4fc18fb21af4af"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.catalog_sales_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
@@ -899,7 +920,7 @@ def _make_derived1():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -913,7 +934,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -927,7 +948,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -1150,7 +1176,7 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -1160,13 +1186,13 @@ def _make_derived1():
                             ), _m1 in self.catalog_sales_root.items():
                                 yield (v_cs_sold_date_sk, v_cs_ext_sales_price), _m1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 2:
                                 return 0
@@ -1176,7 +1202,7 @@ def _make_derived1():
                                 return 0
                             return p
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -1204,7 +1230,7 @@ def _make_derived1():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -1217,7 +1243,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -1413,8 +1439,13 @@ def _make_derived1():
                 COLUMNS = ("sold_date_sk", "sales_price")
                 QUERY_ID = "78b4cde7b5167395"
                 LAYOUT_ID = "9ffb0882177892cb"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.unnamed1_root = {}  # root unnamed1: its tuples
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
@@ -1435,7 +1466,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1449,7 +1480,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1463,7 +1494,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -1603,7 +1639,7 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (
@@ -1612,13 +1648,13 @@ def _make_derived1():
                     ), _m1 in self.unnamed1_root.items():
                         yield (v_sold_date_sk, v_sales_price), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -1628,7 +1664,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -1656,7 +1692,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -1669,7 +1705,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -1840,8 +1876,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "34819f7d8629d15c"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.n0_root = {}  # root n0: its tuples
@@ -1880,7 +1923,7 @@ def _make_derived1():
                 if self._pending:
                     self._flush()
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -1894,7 +1937,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -1908,7 +1951,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -2291,7 +2339,7 @@ def _make_derived1():
                 _a6 = None if e is None or not e[7][1] else e[7][0]
                 return (v_d_week_seq, _a0, _a1, _a2, _a3, _a4, _a5, _a6)
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for key, e in self._result.items():
@@ -2299,13 +2347,13 @@ def _make_derived1():
                     if out is not None:
                         yield out, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 8:
                     return 0
@@ -2317,7 +2365,7 @@ def _make_derived1():
                 )  # no such group
                 return int(_same(out, row))
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -2447,7 +2495,7 @@ def _make_derived1():
                                 del reported[group]
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -2468,7 +2516,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -2649,8 +2697,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "f99fdf666f27a9ba"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.n0_root = {}  # root n0: its tuples
@@ -2676,7 +2729,7 @@ def _make_derived1():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -2690,7 +2743,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -2704,7 +2757,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -3130,7 +3188,7 @@ def _make_derived1():
                 return None
             return _m1
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for (
@@ -3154,13 +3212,13 @@ def _make_derived1():
                     v_sat_sales,
                 ), _m1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 8:
                 return 0
@@ -3188,7 +3246,7 @@ def _make_derived1():
                 return 0
             return p
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -3216,7 +3274,7 @@ def _make_derived1():
                     changes.append((row, change))
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -3233,7 +3291,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -3312,6 +3370,7 @@ def _make_derived2():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3397,6 +3456,7 @@ def _make_derived2():
         # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3449,6 +3509,7 @@ def _make_derived2():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3482,6 +3543,7 @@ def _make_derived2():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3543,8 +3605,13 @@ def _make_derived2():
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b82db87e9eb7faf2"
                         LAYOUT_ID = "28b813be8e93be06"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.web_sales_root = {}  # root web_sales: its tuples
                             self._appliers = {"web_sales": self._apply_web_sales}
@@ -3559,7 +3626,7 @@ def _make_derived2():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3573,7 +3640,7 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3587,7 +3654,12 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -3806,7 +3878,7 @@ def _make_derived2():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -3816,13 +3888,13 @@ def _make_derived2():
                             ), _m1 in self.web_sales_root.items():
                                 yield (v_ws_sold_date_sk, v_ws_ext_sales_price), _m1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 2:
                                 return 0
@@ -3832,7 +3904,7 @@ def _make_derived2():
                                 return 0
                             return p
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -3860,7 +3932,7 @@ def _make_derived2():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -3873,7 +3945,7 @@ def _make_derived2():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -3934,6 +4006,7 @@ def _make_derived2():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3995,8 +4068,13 @@ def _make_derived2():
                         COLUMNS = ("sold_date_sk", "sales_price")
                         QUERY_ID = "b2778bd04e6960be"
                         LAYOUT_ID = "ac4fc18fb21af4af"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.catalog_sales_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
@@ -4017,7 +4095,7 @@ def _make_derived2():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -4031,7 +4109,7 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -4045,7 +4123,12 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -4268,7 +4351,7 @@ def _make_derived2():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -4278,13 +4361,13 @@ def _make_derived2():
                             ), _m1 in self.catalog_sales_root.items():
                                 yield (v_cs_sold_date_sk, v_cs_ext_sales_price), _m1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 2:
                                 return 0
@@ -4294,7 +4377,7 @@ def _make_derived2():
                                 return 0
                             return p
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -4322,7 +4405,7 @@ def _make_derived2():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -4335,7 +4418,7 @@ def _make_derived2():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -4531,8 +4614,13 @@ def _make_derived2():
                 COLUMNS = ("sold_date_sk", "sales_price")
                 QUERY_ID = "830b55bd035b6280"
                 LAYOUT_ID = "9ffb0882177892cb"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.unnamed1_root = {}  # root unnamed1: its tuples
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
@@ -4553,7 +4641,7 @@ def _make_derived2():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -4567,7 +4655,7 @@ def _make_derived2():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -4581,7 +4669,12 @@ def _make_derived2():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -4721,7 +4814,7 @@ def _make_derived2():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (
@@ -4730,13 +4823,13 @@ def _make_derived2():
                     ), _m1 in self.unnamed1_root.items():
                         yield (v_sold_date_sk, v_sales_price), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -4746,7 +4839,7 @@ def _make_derived2():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -4774,7 +4867,7 @@ def _make_derived2():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -4787,7 +4880,7 @@ def _make_derived2():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -4958,8 +5051,15 @@ def _make_derived2():
             LAYOUT_ID = (
                 "c6df7193ceebddd3"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.derived1__rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.n0_root = {}  # root n0: its tuples
@@ -5000,7 +5100,7 @@ def _make_derived2():
                 if self._pending:
                     self._flush()
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -5014,7 +5114,7 @@ def _make_derived2():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -5028,7 +5128,12 @@ def _make_derived2():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -5411,7 +5516,7 @@ def _make_derived2():
                 _a6 = None if e is None or not e[7][1] else e[7][0]
                 return (v_d_week_seq, _a0, _a1, _a2, _a3, _a4, _a5, _a6)
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for key, e in self._result.items():
@@ -5419,13 +5524,13 @@ def _make_derived2():
                     if out is not None:
                         yield out, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 8:
                     return 0
@@ -5437,7 +5542,7 @@ def _make_derived2():
                 )  # no such group
                 return int(_same(out, row))
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -5567,7 +5672,7 @@ def _make_derived2():
                                 del reported[group]
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -5588,7 +5693,7 @@ def _make_derived2():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -5769,8 +5874,13 @@ def _make_derived2():
         LAYOUT_ID = (
             "98eb1d1bb1d1f353"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.n0_root = {}  # root n0: its tuples
@@ -5796,7 +5906,7 @@ def _make_derived2():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -5810,7 +5920,7 @@ def _make_derived2():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -5824,7 +5934,12 @@ def _make_derived2():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -6250,7 +6365,7 @@ def _make_derived2():
                 return None
             return _m1
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for (
@@ -6274,13 +6389,13 @@ def _make_derived2():
                     v_sat_sales,
                 ), _m1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 8:
                 return 0
@@ -6308,7 +6423,7 @@ def _make_derived2():
                 return 0
             return p
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -6336,7 +6451,7 @@ def _make_derived2():
                     changes.append((row, change))
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -6353,7 +6468,7 @@ def _make_derived2():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -6525,8 +6640,11 @@ class View:
     )
     QUERY_ID = "cd7fbb47c9091058"
     LAYOUT_ID = "331aa1a4dea8dfbe"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.n0_root = {}  # root n0: its tuples
         self.y_by_all = {}  # y by the variables it shares with its parent
         self.y_count_by_all = (
@@ -6562,7 +6680,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -6576,7 +6694,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -6590,7 +6708,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -7023,22 +7146,22 @@ class View:
             return None
         return _m3 * _m5
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -7074,7 +7197,7 @@ class View:
                 changes.append((row, change))
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -7094,7 +7217,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -7138,3 +7261,8 @@ class View:
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
         self.sub_derived2._check_snapshot(state["sub:sub_derived2"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

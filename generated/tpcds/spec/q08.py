@@ -35,6 +35,7 @@
 # non-simple GJT: O(|db| + |u|) per update in the worst case; (SUBSTR(s_zip, 1, 2) = SUBSTR(ca_zip, 1, 2)) fits no tree edge: checked on each row of the query without it, whose result is materialised (memory proportional to that result).
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -181,6 +182,7 @@ def _make_derived1():
     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -616,6 +618,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -678,8 +681,13 @@ def _make_derived1():
                 COLUMNS = ("ca_zip",)
                 QUERY_ID = "69f0e5445f3e3f2f"
                 LAYOUT_ID = "e424ef73afd1fae9"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_root = {}  # root customer_address: its tuples
                     self._appliers = {"customer_address": self._apply_customer_address}
@@ -690,7 +698,7 @@ def _make_derived1():
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -704,7 +712,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -718,7 +726,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -1731,25 +1744,25 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for v_ca_zip, _m1 in self.customer_address_root.items():
                         yield ((None if v_ca_zip is None else v_ca_zip[0:5]),), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     raise ViewError(
                         "multiplicity() needs a SELECT list of plain columns"
                     )
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -1777,7 +1790,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -1790,7 +1803,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -1855,6 +1868,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -1893,6 +1907,7 @@ def _make_derived1():
                 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -1998,8 +2013,13 @@ def _make_derived1():
                     COLUMNS = ("ca_zip", "cnt")
                     QUERY_ID = "b94e73e80206627a"
                     LAYOUT_ID = "4cb8f8985788a7a9"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.customer_address_rows = (
                             {}
                         )  # input rows: row -> multiplicity
@@ -2028,7 +2048,7 @@ def _make_derived1():
                         )  # push mode: group key -> the row last reported
                         self._changes = []
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -2042,7 +2062,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -2056,7 +2076,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -2501,7 +2526,7 @@ def _make_derived1():
                             return None
                         return ((None if v_ca_zip is None else v_ca_zip[0:5]), _a0)
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_ca_zip, _m1 in self.n0_root.items():
@@ -2509,19 +2534,19 @@ def _make_derived1():
                             if out is not None:
                                 yield out, 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         raise ViewError(
                             "multiplicity() needs a SELECT list of plain columns"
                         )
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -2562,7 +2587,7 @@ def _make_derived1():
                                     del reported[key]
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -2579,7 +2604,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -2679,8 +2704,13 @@ def _make_derived1():
                 COLUMNS = ("ca_zip",)
                 QUERY_ID = "a63ed069c1f8361b"
                 LAYOUT_ID = "a75eaf7199a6c9c2"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
                     self.a1_root = {}  # root a1: its tuples
                     self._appliers = {
@@ -2702,7 +2732,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -2716,7 +2746,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -2730,7 +2760,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -2876,19 +2911,19 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for v_ca_zip, _m1 in self.a1_root.items():
                         yield (v_ca_zip,), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 1:
                         return 0
@@ -2898,7 +2933,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -2926,7 +2961,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -2940,7 +2975,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -3112,8 +3147,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "a761818edadbda18"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.a2_root = {}  # root a2: its tuples
             self._appliers = {
@@ -3131,7 +3171,7 @@ def _make_derived1():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -3145,7 +3185,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -3159,7 +3199,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -3294,19 +3339,19 @@ def _make_derived1():
                 return None
             return _m1
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v_ca_zip, _m1 in self.a2_root.items():
                 yield (v_ca_zip,), _m1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -3316,7 +3361,7 @@ def _make_derived1():
                 return 0
             return p
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -3344,7 +3389,7 @@ def _make_derived1():
                     changes.append((row, change))
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -3358,7 +3403,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -3533,8 +3578,11 @@ class View:
     COLUMNS = ("s_store_name", "sum(ss_net_profit)")
     QUERY_ID = "60f24dff73ca55d7"
     LAYOUT_ID = "794408d5bfe472bd"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.store_sales_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -3589,7 +3637,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -3603,7 +3651,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -3617,7 +3665,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -4712,7 +4765,7 @@ class View:
         _a0 = None if p[1] == 0 else (p[2] / 100)
         return (v_s_store_name, _a0)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         # in ORDER BY order: the live groups are kept sorted, each row is
@@ -4731,18 +4784,18 @@ class View:
             if not left:
                 return
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         row = tuple(row)
         return sum(m for shown, m in self.enumerate() if shown == row)
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -4812,7 +4865,7 @@ class View:
                         del reported[group]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -4840,7 +4893,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -4891,3 +4944,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -55,6 +55,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -206,6 +207,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -256,6 +258,7 @@ def _make_derived1():
                 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -308,6 +311,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -357,8 +361,13 @@ def _make_derived1():
                         COLUMNS = ("k1",)
                         QUERY_ID = "4ab57f5c9893ecd9"
                         LAYOUT_ID = "e8a832a893866431"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.item_root = {}  # root item: its tuples
                             self._appliers = {"item": self._apply_item}
@@ -373,7 +382,7 @@ def _make_derived1():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -387,7 +396,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -401,7 +410,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -606,20 +620,20 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for v_i_manufact_id, _m1 in self.item_root.items():
                                 yield (v_i_manufact_id,), 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 1:
                                 return 0
@@ -629,7 +643,7 @@ def _make_derived1():
                                 return 0
                             return 1
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -663,7 +677,7 @@ def _make_derived1():
                                     changes.append((row, -1))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -676,7 +690,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -828,8 +842,13 @@ def _make_derived1():
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "d43109d76ce828bd"
                     LAYOUT_ID = "ef9fa59bb42cf85b"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -888,7 +907,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -902,7 +921,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -916,7 +935,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -2345,7 +2369,7 @@ def _make_derived1():
                         _a0 = None if p[1] == 0 else (p[2] / 100)
                         return (v_i_manufact_id, _a0)
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_i_manufact_id, _m1 in self.n0_root.items():
@@ -2353,13 +2377,13 @@ def _make_derived1():
                             if out is not None:
                                 yield out, 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 2:
                             return 0
@@ -2369,7 +2393,7 @@ def _make_derived1():
                         out = None if p is None else self._group_row(*key, p)
                         return int(_same(out, row))
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -2410,7 +2434,7 @@ def _make_derived1():
                                     del reported[key]
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -2437,7 +2461,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -2607,8 +2631,13 @@ def _make_derived1():
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "97d0bfb5961abf96"
                 LAYOUT_ID = "0706fcc94c52c26b"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.ss_root = {}  # root ss: its tuples
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
@@ -2631,7 +2660,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -2645,7 +2674,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -2659,7 +2688,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -2827,19 +2861,19 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (v_i_manufact_id, v_total_sales), _m1 in self.ss_root.items():
                         yield (v_i_manufact_id, v_total_sales), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -2849,7 +2883,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -2877,7 +2911,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -2890,7 +2924,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -2962,6 +2996,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3012,6 +3047,7 @@ def _make_derived1():
                 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3064,6 +3100,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3113,8 +3150,13 @@ def _make_derived1():
                         COLUMNS = ("k1",)
                         QUERY_ID = "4ab57f5c9893ecd9"
                         LAYOUT_ID = "e8a832a893866431"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.item_root = {}  # root item: its tuples
                             self._appliers = {"item": self._apply_item}
@@ -3129,7 +3171,7 @@ def _make_derived1():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3143,7 +3185,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3157,7 +3199,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -3362,20 +3409,20 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for v_i_manufact_id, _m1 in self.item_root.items():
                                 yield (v_i_manufact_id,), 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 1:
                                 return 0
@@ -3385,7 +3432,7 @@ def _make_derived1():
                                 return 0
                             return 1
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -3419,7 +3466,7 @@ def _make_derived1():
                                     changes.append((row, -1))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -3432,7 +3479,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -3595,8 +3642,13 @@ def _make_derived1():
                     COLUMNS = ("i_manufact_id", "total_sales")
                     QUERY_ID = "11e44923567ee929"
                     LAYOUT_ID = "a806bab6cbd1f648"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -3655,7 +3707,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -3669,7 +3721,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -3683,7 +3735,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -5169,7 +5226,7 @@ def _make_derived1():
                         _a0 = None if p[1] == 0 else (p[2] / 100)
                         return (v_i_manufact_id, _a0)
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_i_manufact_id, _m1 in self.n0_root.items():
@@ -5177,13 +5234,13 @@ def _make_derived1():
                             if out is not None:
                                 yield out, 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 2:
                             return 0
@@ -5193,7 +5250,7 @@ def _make_derived1():
                         out = None if p is None else self._group_row(*key, p)
                         return int(_same(out, row))
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -5234,7 +5291,7 @@ def _make_derived1():
                                     del reported[key]
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -5261,7 +5318,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -5442,8 +5499,13 @@ def _make_derived1():
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "2d815396fe027531"
                 LAYOUT_ID = "1889be52b44fef09"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.cs_root = {}  # root cs: its tuples
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
@@ -5466,7 +5528,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -5480,7 +5542,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -5494,7 +5556,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -5662,19 +5729,19 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (v_i_manufact_id, v_total_sales), _m1 in self.cs_root.items():
                         yield (v_i_manufact_id, v_total_sales), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -5684,7 +5751,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -5712,7 +5779,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -5725,7 +5792,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -5872,6 +5939,7 @@ def _make_derived1():
         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5922,6 +5990,7 @@ def _make_derived1():
             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5970,6 +6039,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -6021,8 +6091,13 @@ def _make_derived1():
                     COLUMNS = ("k1",)
                     QUERY_ID = "4ab57f5c9893ecd9"
                     LAYOUT_ID = "e8a832a893866431"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.item_rows = {}  # input rows: row -> multiplicity
                         self.item_root = {}  # root item: its tuples
                         self._appliers = {"item": self._apply_item}
@@ -6035,7 +6110,7 @@ def _make_derived1():
                         self._pending = {} if (push or on_delta is not None) else None
                         self._changes = []
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -6049,7 +6124,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -6063,7 +6138,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -6256,19 +6336,19 @@ def _make_derived1():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_i_manufact_id, _m1 in self.item_root.items():
                             yield (v_i_manufact_id,), 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 1:
                             return 0
@@ -6278,7 +6358,7 @@ def _make_derived1():
                             return 0
                         return 1
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -6312,7 +6392,7 @@ def _make_derived1():
                                 changes.append((row, -1))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -6325,7 +6405,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -6488,8 +6568,13 @@ def _make_derived1():
                 COLUMNS = ("i_manufact_id", "total_sales")
                 QUERY_ID = "08613f88728366d8"
                 LAYOUT_ID = "adc6b554dd4f10a5"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.in_1_rows = {}  # input rows: row -> multiplicity
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -6542,7 +6627,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -6556,7 +6641,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -6570,7 +6655,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -7954,7 +8044,7 @@ def _make_derived1():
                     _a0 = None if p[1] == 0 else (p[2] / 100)
                     return (v_i_manufact_id, _a0)
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for v_i_manufact_id, _m1 in self.n0_root.items():
@@ -7962,13 +8052,13 @@ def _make_derived1():
                         if out is not None:
                             yield out, 1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -7978,7 +8068,7 @@ def _make_derived1():
                     out = None if p is None else self._group_row(*key, p)
                     return int(_same(out, row))
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -8019,7 +8109,7 @@ def _make_derived1():
                                 del reported[key]
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -8046,7 +8136,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -8228,8 +8318,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "6247d6418545daf1"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.ws_root = {}  # root ws: its tuples
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
@@ -8248,7 +8345,7 @@ def _make_derived1():
                 if self._pending:
                     self._flush()
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -8262,7 +8359,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -8276,7 +8373,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -8438,19 +8540,19 @@ def _make_derived1():
                     return None
                 return _m1
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for (v_i_manufact_id, v_total_sales), _m1 in self.ws_root.items():
                     yield (v_i_manufact_id, v_total_sales), _m1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 2:
                     return 0
@@ -8460,7 +8562,7 @@ def _make_derived1():
                     return 0
                 return p
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -8488,7 +8590,7 @@ def _make_derived1():
                         changes.append((row, change))
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -8501,7 +8603,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -8800,8 +8902,11 @@ class View:
     COLUMNS = ("i_manufact_id", "total_sales")
     QUERY_ID = "77be064f12da98b0"
     LAYOUT_ID = "1893487dbe4c8ac9"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.tmp1_root = {}  # root tmp1: its tuples
         self._appliers = {
@@ -8826,7 +8931,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -8840,7 +8945,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -8854,7 +8959,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -9056,22 +9166,22 @@ class View:
         _a0 = None if p[1] == 0 else (p[2])
         return (v_i_manufact_id, _a0)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -9113,7 +9223,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -9129,7 +9239,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -9168,3 +9278,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

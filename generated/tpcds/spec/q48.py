@@ -67,6 +67,7 @@
 # non-simple GJT: O(|db| + |u|) per update in the worst case; ((((((cd_demo_sk = ss_cdemo_sk) AND (cd_marital_status = 'M')) AND (cd_education_status = '4 yr Degree')) AND ((ss_sales_price >= 100.0) AND (ss_sales_price <= 150.0))) OR ((((cd_demo_sk = ss_cdemo_sk) AND (cd_marital_status = 'D')) AND (cd_education_status = '2 yr Degree')) AND ((ss_sales_price >= 50.0) AND (ss_sales_price <= 100.0)))) OR ((((cd_demo_sk = ss_cdemo_sk) AND (cd_marital_status = 'S')) AND (cd_education_status = 'College')) AND ((ss_sales_price >= 150.0) AND (ss_sales_price <= 200.0)))), ((((((ss_addr_sk = ca_address_sk) AND (ca_country = 'United States')) AND IN(ca_state, 'CO', 'OH', 'TX')) AND ((ss_net_profit >= 0) AND (ss_net_profit <= 2000))) OR ((((ss_addr_sk = ca_address_sk) AND (ca_country = 'United States')) AND IN(ca_state, 'OR', 'MN', 'KY')) AND ((ss_net_profit >= 150) AND (ss_net_profit <= 3000)))) OR ((((ss_addr_sk = ca_address_sk) AND (ca_country = 'United States')) AND IN(ca_state, 'VA', 'CA', 'MS')) AND ((ss_net_profit >= 50) AND (ss_net_profit <= 25000)))) fits no tree edge: checked on each row of the query without it, whose result is materialised (memory proportional to that result).
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -254,8 +255,11 @@ class View:
     COLUMNS = ("sum(ss_quantity)",)
     QUERY_ID = "43831682be8fc8ef"
     LAYOUT_ID = "9f59680d9eb54840"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.store_sales_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.customer_demographics_rows = {}  # input rows: row -> multiplicity
@@ -323,7 +327,7 @@ class View:
                 for row, change in self._changes:
                     on_delta(row, change)
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -337,7 +341,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -351,7 +355,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -4028,7 +4037,7 @@ class View:
         _a0 = None if p[1] == 0 else (p[2])
         return (_a0,)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         e = self._result.get(())
@@ -4036,13 +4045,13 @@ class View:
         if out is not None:
             yield out, 1
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 1:
             return 0
@@ -4056,7 +4065,7 @@ class View:
         )
         return int(_same(out, row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -4117,7 +4126,7 @@ class View:
                         del reported[group]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -4147,7 +4156,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -4199,3 +4208,8 @@ class View:
             raise ViewError(
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

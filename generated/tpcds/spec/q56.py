@@ -55,6 +55,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -206,6 +207,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -256,6 +258,7 @@ def _make_derived1():
                 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -308,6 +311,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -369,8 +373,13 @@ def _make_derived1():
                         COLUMNS = ("k1",)
                         QUERY_ID = "011fd867dab59a2c"
                         LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.item_root = {}  # root item: its tuples
                             self._appliers = {"item": self._apply_item}
@@ -385,7 +394,7 @@ def _make_derived1():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -399,7 +408,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -413,7 +422,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -622,20 +636,20 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for v_i_item_id, _m1 in self.item_root.items():
                                 yield (v_i_item_id,), 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 1:
                                 return 0
@@ -645,7 +659,7 @@ def _make_derived1():
                                 return 0
                             return 1
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -679,7 +693,7 @@ def _make_derived1():
                                     changes.append((row, -1))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -692,7 +706,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -844,8 +858,13 @@ def _make_derived1():
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "b6d9e4946d92c9b4"
                     LAYOUT_ID = "d87f57422867ff25"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -904,7 +923,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -918,7 +937,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -932,7 +951,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -2312,7 +2336,7 @@ def _make_derived1():
                         _a0 = None if p[1] == 0 else (p[2] / 100)
                         return (v_i_item_id, _a0)
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_i_item_id, _m1 in self.n0_root.items():
@@ -2320,13 +2344,13 @@ def _make_derived1():
                             if out is not None:
                                 yield out, 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 2:
                             return 0
@@ -2336,7 +2360,7 @@ def _make_derived1():
                         out = None if p is None else self._group_row(*key, p)
                         return int(_same(out, row))
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -2377,7 +2401,7 @@ def _make_derived1():
                                     del reported[key]
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -2404,7 +2428,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -2574,8 +2598,13 @@ def _make_derived1():
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "5e080f9c7420ba28"
                 LAYOUT_ID = "09de18c15a61238e"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.ss_root = {}  # root ss: its tuples
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
@@ -2598,7 +2627,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -2612,7 +2641,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -2626,7 +2655,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -2794,19 +2828,19 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (v_i_item_id, v_total_sales), _m1 in self.ss_root.items():
                         yield (v_i_item_id, v_total_sales), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -2816,7 +2850,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -2844,7 +2878,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -2857,7 +2891,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -2929,6 +2963,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -2979,6 +3014,7 @@ def _make_derived1():
                 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3031,6 +3067,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3092,8 +3129,13 @@ def _make_derived1():
                         COLUMNS = ("k1",)
                         QUERY_ID = "011fd867dab59a2c"
                         LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.item_root = {}  # root item: its tuples
                             self._appliers = {"item": self._apply_item}
@@ -3108,7 +3150,7 @@ def _make_derived1():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3122,7 +3164,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3136,7 +3178,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -3345,20 +3392,20 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for v_i_item_id, _m1 in self.item_root.items():
                                 yield (v_i_item_id,), 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 1:
                                 return 0
@@ -3368,7 +3415,7 @@ def _make_derived1():
                                 return 0
                             return 1
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -3402,7 +3449,7 @@ def _make_derived1():
                                     changes.append((row, -1))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -3415,7 +3462,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -3578,8 +3625,13 @@ def _make_derived1():
                     COLUMNS = ("i_item_id", "total_sales")
                     QUERY_ID = "4dffce9ccd724ca5"
                     LAYOUT_ID = "90e0226bfeb7d35d"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.in_1_rows = {}  # input rows: row -> multiplicity
                         self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -3638,7 +3690,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -3652,7 +3704,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -3666,7 +3718,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -5103,7 +5160,7 @@ def _make_derived1():
                         _a0 = None if p[1] == 0 else (p[2] / 100)
                         return (v_i_item_id, _a0)
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_i_item_id, _m1 in self.n0_root.items():
@@ -5111,13 +5168,13 @@ def _make_derived1():
                             if out is not None:
                                 yield out, 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 2:
                             return 0
@@ -5127,7 +5184,7 @@ def _make_derived1():
                         out = None if p is None else self._group_row(*key, p)
                         return int(_same(out, row))
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -5168,7 +5225,7 @@ def _make_derived1():
                                     del reported[key]
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -5195,7 +5252,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -5376,8 +5433,13 @@ def _make_derived1():
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "8dd745d84139c7c4"
                 LAYOUT_ID = "199c611b41b3912c"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.cs_root = {}  # root cs: its tuples
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
@@ -5400,7 +5462,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -5414,7 +5476,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -5428,7 +5490,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -5596,19 +5663,19 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (v_i_item_id, v_total_sales), _m1 in self.cs_root.items():
                         yield (v_i_item_id, v_total_sales), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -5618,7 +5685,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -5646,7 +5713,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -5659,7 +5726,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -5806,6 +5873,7 @@ def _make_derived1():
         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5856,6 +5924,7 @@ def _make_derived1():
             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5904,6 +5973,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5967,8 +6037,13 @@ def _make_derived1():
                     COLUMNS = ("k1",)
                     QUERY_ID = "011fd867dab59a2c"
                     LAYOUT_ID = "e875fbade9cd4168"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.item_rows = {}  # input rows: row -> multiplicity
                         self.item_root = {}  # root item: its tuples
                         self._appliers = {"item": self._apply_item}
@@ -5981,7 +6056,7 @@ def _make_derived1():
                         self._pending = {} if (push or on_delta is not None) else None
                         self._changes = []
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -5995,7 +6070,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -6009,7 +6084,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -6206,19 +6286,19 @@ def _make_derived1():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_i_item_id, _m1 in self.item_root.items():
                             yield (v_i_item_id,), 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 1:
                             return 0
@@ -6228,7 +6308,7 @@ def _make_derived1():
                             return 0
                         return 1
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -6262,7 +6342,7 @@ def _make_derived1():
                                 changes.append((row, -1))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -6275,7 +6355,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -6438,8 +6518,13 @@ def _make_derived1():
                 COLUMNS = ("i_item_id", "total_sales")
                 QUERY_ID = "49db62f3c78c1a66"
                 LAYOUT_ID = "198e8ca4b3be79fd"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.in_1_rows = {}  # input rows: row -> multiplicity
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -6492,7 +6577,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -6506,7 +6591,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -6520,7 +6605,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -7821,7 +7911,7 @@ def _make_derived1():
                     _a0 = None if p[1] == 0 else (p[2] / 100)
                     return (v_i_item_id, _a0)
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for v_i_item_id, _m1 in self.n0_root.items():
@@ -7829,13 +7919,13 @@ def _make_derived1():
                         if out is not None:
                             yield out, 1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -7845,7 +7935,7 @@ def _make_derived1():
                     out = None if p is None else self._group_row(*key, p)
                     return int(_same(out, row))
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -7886,7 +7976,7 @@ def _make_derived1():
                                 del reported[key]
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -7913,7 +8003,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -8095,8 +8185,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "f15da32231b2801f"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.ws_root = {}  # root ws: its tuples
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
@@ -8115,7 +8212,7 @@ def _make_derived1():
                 if self._pending:
                     self._flush()
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -8129,7 +8226,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -8143,7 +8240,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -8305,19 +8407,19 @@ def _make_derived1():
                     return None
                 return _m1
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for (v_i_item_id, v_total_sales), _m1 in self.ws_root.items():
                     yield (v_i_item_id, v_total_sales), _m1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 2:
                     return 0
@@ -8327,7 +8429,7 @@ def _make_derived1():
                     return 0
                 return p
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -8355,7 +8457,7 @@ def _make_derived1():
                         changes.append((row, change))
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -8368,7 +8470,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -8667,8 +8769,11 @@ class View:
     COLUMNS = ("i_item_id", "total_sales")
     QUERY_ID = "75fda30be15e2d65"
     LAYOUT_ID = "3d3ad4db0f2f3b1c"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.tmp1_root = {}  # root tmp1: its tuples
         self._appliers = {
@@ -8693,7 +8798,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -8707,7 +8812,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -8721,7 +8826,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -8923,22 +9033,22 @@ class View:
         _a0 = None if p[1] == 0 else (p[2])
         return (v_i_item_id, _a0)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -8980,7 +9090,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -8996,7 +9106,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -9035,3 +9145,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

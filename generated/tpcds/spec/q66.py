@@ -89,6 +89,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 import math
 
@@ -540,6 +541,7 @@ def _make_derived1():
         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ws_sold_date_sk, ws_warehouse_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -721,8 +723,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "33e30da374ea8a8b"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.warehouse_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -788,7 +797,7 @@ def _make_derived1():
                 self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -802,7 +811,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -816,7 +825,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -3731,7 +3745,7 @@ def _make_derived1():
                     _a23,
                 )
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for key, e in self._result.items():
@@ -3739,13 +3753,13 @@ def _make_derived1():
                     if out is not None:
                         yield out, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 32:
                     return 0
@@ -3757,7 +3771,7 @@ def _make_derived1():
                 )  # no such group
                 return int(_same(out, row))
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -4537,7 +4551,7 @@ def _make_derived1():
                                 del reported[group]
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -4568,7 +4582,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -4847,6 +4861,7 @@ def _make_derived1():
         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by cs_sold_date_sk, cs_warehouse_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5028,8 +5043,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "7abe12e2d7843258"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 self.warehouse_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -5095,7 +5117,7 @@ def _make_derived1():
                 self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -5109,7 +5131,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -5123,7 +5145,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -8038,7 +8065,7 @@ def _make_derived1():
                     _a23,
                 )
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for key, e in self._result.items():
@@ -8046,13 +8073,13 @@ def _make_derived1():
                     if out is not None:
                         yield out, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 32:
                     return 0
@@ -8064,7 +8091,7 @@ def _make_derived1():
                 )  # no such group
                 return int(_same(out, row))
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -8844,7 +8871,7 @@ def _make_derived1():
                                 del reported[group]
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -8875,7 +8902,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -9212,8 +9239,11 @@ class View:
     )
     QUERY_ID = "3eb7b82f61bdb819"
     LAYOUT_ID = "dfec2deee37505e3"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.x_root = {}  # root x: its tuples
         self._appliers = {
@@ -9238,7 +9268,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -9252,7 +9282,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -9266,7 +9296,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -10193,7 +10228,7 @@ class View:
             _a35,
         )
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         # in ORDER BY order: the live groups are kept sorted, each row is
@@ -10211,18 +10246,18 @@ class View:
             if not left:
                 return
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         row = tuple(row)
         return sum(m for shown, m in self.enumerate() if shown == row)
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -10273,7 +10308,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -10289,7 +10324,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -10322,3 +10357,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -47,6 +47,7 @@
 # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by i_item_sk, time_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -208,6 +209,7 @@ def _make_derived1():
             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -309,8 +311,13 @@ def _make_derived1():
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "d91e66fc811ae2c3"
                 LAYOUT_ID = "f861b2f34bca72f4"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.n0_root = {}  # root n0: its tuples
@@ -332,7 +339,7 @@ def _make_derived1():
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -346,7 +353,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -360,7 +367,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -1003,7 +1015,7 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (
@@ -1019,13 +1031,13 @@ def _make_derived1():
                             v_ws_sold_time_sk,
                         ), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 4:
                         return 0
@@ -1045,7 +1057,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -1073,7 +1085,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -1089,7 +1101,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -1163,6 +1175,7 @@ def _make_derived1():
             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -1264,8 +1277,13 @@ def _make_derived1():
                 COLUMNS = ("ext_price", "sold_date_sk", "sold_item_sk", "time_sk")
                 QUERY_ID = "43cc31e0336d1f8f"
                 LAYOUT_ID = "bd954c9e02c0308e"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.n0_root = {}  # root n0: its tuples
@@ -1287,7 +1305,7 @@ def _make_derived1():
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1301,7 +1319,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1315,7 +1333,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -1960,7 +1983,7 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (
@@ -1976,13 +1999,13 @@ def _make_derived1():
                             v_cs_sold_time_sk,
                         ), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 4:
                         return 0
@@ -2002,7 +2025,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -2030,7 +2053,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -2046,7 +2069,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -2185,6 +2208,7 @@ def _make_derived1():
         # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -2277,8 +2301,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "0b4cd77b35e19573"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.n0_root = {}  # root n0: its tuples
@@ -2300,7 +2331,7 @@ def _make_derived1():
                 self._pending = {} if (push or on_delta is not None) else None
                 self._changes = []
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -2314,7 +2345,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -2328,7 +2359,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -2941,7 +2977,7 @@ def _make_derived1():
                     return None
                 return _m1
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for (
@@ -2957,13 +2993,13 @@ def _make_derived1():
                         v_ss_sold_time_sk,
                     ), _m1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 4:
                     return 0
@@ -2983,7 +3019,7 @@ def _make_derived1():
                     return 0
                 return p
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -3011,7 +3047,7 @@ def _make_derived1():
                         changes.append((row, change))
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -3027,7 +3063,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -3318,8 +3354,11 @@ class View:
     COLUMNS = ("brand_id", "brand", "t_hour", "t_minute", "ext_price")
     QUERY_ID = "90f811dfb2185dad"
     LAYOUT_ID = "1b18526b3399bf19"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -3371,7 +3410,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -3385,7 +3424,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -3399,7 +3438,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -4172,22 +4216,22 @@ class View:
         _a0 = None if p[1] == 0 else (p[2])
         return (v_i_brand_id, v_i_brand, v_t_hour, v_t_minute, _a0)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -4247,7 +4291,7 @@ class View:
                         del reported[group]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -4274,7 +4318,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -4324,3 +4368,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -37,6 +37,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; ((TO_FLOAT(sales_cnt) / TO_FLOAT(prev_yr_sales_cnt)) < 0.9) fits no tree edge: checked on each row of the query without it, whose result is materialised (memory proportional to that result).
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 import math
 
@@ -285,6 +286,7 @@ def _make_derived1():
     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -374,6 +376,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -432,6 +435,12 @@ def _make_derived1():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by cs_sold_date_sk, cs_item_sk, cs_order_number, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -600,8 +609,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "3ae38cce5370bce7"
                             LAYOUT_ID = "5116482c7b2ca1a2"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.catalog_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -671,7 +685,7 @@ def _make_derived1():
                                 self._report = push or on_delta is not None
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -685,7 +699,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -699,7 +713,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -3262,25 +3281,25 @@ def _make_derived1():
                                     return None
                                 return _m5 * _m9 * _m11 * _m13
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -3316,7 +3335,7 @@ def _make_derived1():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -3345,7 +3364,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -3450,6 +3469,12 @@ def _make_derived1():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by cs_sold_date_sk, cs_item_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3491,6 +3516,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3558,8 +3589,15 @@ def _make_derived1():
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "02a478202f2f14b5"
                                 LAYOUT_ID = "23438e27505e519c"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.catalog_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -3578,7 +3616,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -3594,7 +3632,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -3611,7 +3649,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -3878,7 +3921,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -3888,13 +3931,13 @@ def _make_derived1():
                                     ), _m1 in self.catalog_returns_root.items():
                                         yield (v_cr_order_number, v_cr_item_sk), 1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 2:
                                         return 0
@@ -3904,7 +3947,7 @@ def _make_derived1():
                                         return 0
                                     return 1
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -3941,7 +3984,7 @@ def _make_derived1():
                                             changes.append((row, -1))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -3954,7 +3997,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -4149,8 +4192,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "855426169fab0547"
                             LAYOUT_ID = "7a2c677fb2b55063"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.catalog_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -4217,7 +4265,7 @@ def _make_derived1():
                                 if self._pending:
                                     self._flush()
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -4231,7 +4279,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -4245,7 +4293,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -5708,25 +5761,25 @@ def _make_derived1():
                                     return None
                                 return _m5 * _m7 * _m9
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -5762,7 +5815,7 @@ def _make_derived1():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -5789,7 +5842,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -6081,8 +6134,13 @@ def _make_derived1():
                     )
                     QUERY_ID = "4c48843592c036c7"
                     LAYOUT_ID = "8e97bac638294605"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.oj1_root = {}  # root oj1: its tuples
                         self._appliers = {
@@ -6106,7 +6164,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -6120,7 +6178,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -6134,7 +6192,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -6430,7 +6493,7 @@ def _make_derived1():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -6478,19 +6541,19 @@ def _make_derived1():
                                 ),
                             ), _m1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         raise ViewError(
                             "multiplicity() needs a SELECT list of plain columns"
                         )
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -6518,7 +6581,7 @@ def _make_derived1():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -6532,7 +6595,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -6619,6 +6682,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -6677,6 +6741,12 @@ def _make_derived1():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ss_sold_date_sk, ss_item_sk, ss_ticket_number, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -6827,8 +6897,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "4446f7b7ed84a5cc"
                             LAYOUT_ID = "c35a91f30412d636"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.store_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -6898,7 +6973,7 @@ def _make_derived1():
                                 self._report = push or on_delta is not None
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -6912,7 +6987,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -6926,7 +7001,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -9509,25 +9589,25 @@ def _make_derived1():
                                     return None
                                 return _m5 * _m9 * _m11 * _m13
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -9563,7 +9643,7 @@ def _make_derived1():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -9592,7 +9672,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -9697,6 +9777,12 @@ def _make_derived1():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ss_sold_date_sk, ss_item_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -9738,6 +9824,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -9798,8 +9890,15 @@ def _make_derived1():
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "3ca163495fa76ab1"
                                 LAYOUT_ID = "5e733fbf478d2bfd"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -9818,7 +9917,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -9834,7 +9933,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -9851,7 +9950,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -10117,7 +10221,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -10127,13 +10231,13 @@ def _make_derived1():
                                     ), _m1 in self.store_returns_root.items():
                                         yield (v_sr_ticket_number, v_sr_item_sk), 1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 2:
                                         return 0
@@ -10143,7 +10247,7 @@ def _make_derived1():
                                         return 0
                                     return 1
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -10180,7 +10284,7 @@ def _make_derived1():
                                             changes.append((row, -1))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -10193,7 +10297,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -10367,8 +10471,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "341b072d9339e2eb"
                             LAYOUT_ID = "d063df479b3317d7"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.store_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -10435,7 +10544,7 @@ def _make_derived1():
                                 if self._pending:
                                     self._flush()
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -10449,7 +10558,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -10463,7 +10572,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -11924,25 +12038,25 @@ def _make_derived1():
                                     return None
                                 return _m5 * _m7 * _m9
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -11978,7 +12092,7 @@ def _make_derived1():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -12005,7 +12119,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -12279,8 +12393,13 @@ def _make_derived1():
                     )
                     QUERY_ID = "22ee1be711a358fe"
                     LAYOUT_ID = "839cde7fad9304f0"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.oj1_root = {}  # root oj1: its tuples
                         self._appliers = {
@@ -12304,7 +12423,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -12318,7 +12437,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -12332,7 +12451,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -12628,7 +12752,7 @@ def _make_derived1():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -12676,19 +12800,19 @@ def _make_derived1():
                                 ),
                             ), _m1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         raise ViewError(
                             "multiplicity() needs a SELECT list of plain columns"
                         )
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -12716,7 +12840,7 @@ def _make_derived1():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -12730,7 +12854,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -12915,6 +13039,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -12971,6 +13096,7 @@ def _make_derived1():
                     # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ws_sold_date_sk, ws_item_sk, ws_order_number, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -13135,8 +13261,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "299ca45040ec7da0"
                         LAYOUT_ID = "0f3e24f31d0d1294"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -13202,7 +13333,7 @@ def _make_derived1():
                             self._report = push or on_delta is not None
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -13216,7 +13347,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -13230,7 +13361,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -15625,25 +15761,25 @@ def _make_derived1():
                                 return None
                             return _m5 * _m9 * _m11 * _m13
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for row, m in self._result.items():
                                 yield row, m
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             m = self._result.get(tuple(row), 0)
                             return m
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -15678,7 +15814,7 @@ def _make_derived1():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -15707,7 +15843,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -15808,6 +15944,7 @@ def _make_derived1():
                     # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ws_sold_date_sk, ws_item_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -15848,6 +15985,12 @@ def _make_derived1():
                         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -15912,8 +16055,13 @@ def _make_derived1():
                             COLUMNS = ("k1", "k2")
                             QUERY_ID = "7f30456acdc560c7"
                             LAYOUT_ID = "84921991b45b45cd"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.web_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -15934,7 +16082,7 @@ def _make_derived1():
                                 )
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -15948,7 +16096,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -15962,7 +16110,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -16215,7 +16368,7 @@ def _make_derived1():
                                     return None
                                 return _m1
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
@@ -16225,13 +16378,13 @@ def _make_derived1():
                                 ), _m1 in self.web_returns_root.items():
                                     yield (v_wr_order_number, v_wr_item_sk), 1
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 if len(row) != 2:
                                     return 0
@@ -16241,7 +16394,7 @@ def _make_derived1():
                                     return 0
                                 return 1
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -16276,7 +16429,7 @@ def _make_derived1():
                                         changes.append((row, -1))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -16289,7 +16442,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -16478,8 +16631,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "370f95e1521a73ce"
                         LAYOUT_ID = "5027ee18f2d2e4ce"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -16542,7 +16700,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -16556,7 +16714,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -16570,7 +16728,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -17937,25 +18100,25 @@ def _make_derived1():
                                 return None
                             return _m5 * _m7 * _m9
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for row, m in self._result.items():
                                 yield row, m
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             m = self._result.get(tuple(row), 0)
                             return m
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -17990,7 +18153,7 @@ def _make_derived1():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -18017,7 +18180,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -18295,8 +18458,13 @@ def _make_derived1():
                 )
                 QUERY_ID = "160461e143ec6400"
                 LAYOUT_ID = "0383e644fb5609bb"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
                     self.oj1_root = {}  # root oj1: its tuples
                     self._appliers = {
@@ -18320,7 +18488,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -18334,7 +18502,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -18348,7 +18516,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -18639,7 +18812,7 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (
@@ -18685,19 +18858,19 @@ def _make_derived1():
                             ),
                         ), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     raise ViewError(
                         "multiplicity() needs a SELECT list of plain columns"
                     )
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -18725,7 +18898,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -18739,7 +18912,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -19137,8 +19310,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "ee2e68e31c00d89c"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.sales_detail_root = {}  # root sales_detail: its tuples
             self._appliers = {
@@ -19163,7 +19341,7 @@ def _make_derived1():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -19177,7 +19355,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -19191,7 +19369,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -19518,7 +19701,7 @@ def _make_derived1():
                 _a1,
             )
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for (
@@ -19539,13 +19722,13 @@ def _make_derived1():
                 if out is not None:
                     yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 7:
                 return 0
@@ -19555,7 +19738,7 @@ def _make_derived1():
             out = None if p is None else self._group_row(*key, p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -19596,7 +19779,7 @@ def _make_derived1():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -19611,7 +19794,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -19745,6 +19928,7 @@ def _make_derived2():
     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -19834,6 +20018,7 @@ def _make_derived2():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -19892,6 +20077,12 @@ def _make_derived2():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by cs_sold_date_sk, cs_item_sk, cs_order_number, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -20060,8 +20251,13 @@ def _make_derived2():
                             )
                             QUERY_ID = "3ae38cce5370bce7"
                             LAYOUT_ID = "5116482c7b2ca1a2"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.catalog_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -20131,7 +20327,7 @@ def _make_derived2():
                                 self._report = push or on_delta is not None
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -20145,7 +20341,7 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -20159,7 +20355,12 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -22722,25 +22923,25 @@ def _make_derived2():
                                     return None
                                 return _m5 * _m9 * _m11 * _m13
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -22776,7 +22977,7 @@ def _make_derived2():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -22805,7 +23006,7 @@ def _make_derived2():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -22910,6 +23111,12 @@ def _make_derived2():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by cs_sold_date_sk, cs_item_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -22951,6 +23158,12 @@ def _make_derived2():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -23018,8 +23231,15 @@ def _make_derived2():
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "02a478202f2f14b5"
                                 LAYOUT_ID = "23438e27505e519c"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.catalog_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -23038,7 +23258,7 @@ def _make_derived2():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -23054,7 +23274,7 @@ def _make_derived2():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -23071,7 +23291,12 @@ def _make_derived2():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -23338,7 +23563,7 @@ def _make_derived2():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -23348,13 +23573,13 @@ def _make_derived2():
                                     ), _m1 in self.catalog_returns_root.items():
                                         yield (v_cr_order_number, v_cr_item_sk), 1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 2:
                                         return 0
@@ -23364,7 +23589,7 @@ def _make_derived2():
                                         return 0
                                     return 1
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -23401,7 +23626,7 @@ def _make_derived2():
                                             changes.append((row, -1))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -23414,7 +23639,7 @@ def _make_derived2():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -23609,8 +23834,13 @@ def _make_derived2():
                             )
                             QUERY_ID = "855426169fab0547"
                             LAYOUT_ID = "7a2c677fb2b55063"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.catalog_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -23677,7 +23907,7 @@ def _make_derived2():
                                 if self._pending:
                                     self._flush()
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -23691,7 +23921,7 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -23705,7 +23935,12 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -25168,25 +25403,25 @@ def _make_derived2():
                                     return None
                                 return _m5 * _m7 * _m9
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -25222,7 +25457,7 @@ def _make_derived2():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -25249,7 +25484,7 @@ def _make_derived2():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -25541,8 +25776,13 @@ def _make_derived2():
                     )
                     QUERY_ID = "6dfc354a7cacf536"
                     LAYOUT_ID = "a5fcb765ba821bd4"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1__rows = {}  # input rows: row -> multiplicity
                         self.oj1_root = {}  # root oj1: its tuples
                         self._appliers = {
@@ -25566,7 +25806,7 @@ def _make_derived2():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -25580,7 +25820,7 @@ def _make_derived2():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -25594,7 +25834,12 @@ def _make_derived2():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -25890,7 +26135,7 @@ def _make_derived2():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -25938,19 +26183,19 @@ def _make_derived2():
                                 ),
                             ), _m1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         raise ViewError(
                             "multiplicity() needs a SELECT list of plain columns"
                         )
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -25978,7 +26223,7 @@ def _make_derived2():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -25992,7 +26237,7 @@ def _make_derived2():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -26079,6 +26324,7 @@ def _make_derived2():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -26137,6 +26383,12 @@ def _make_derived2():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ss_sold_date_sk, ss_item_sk, ss_ticket_number, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -26287,8 +26539,13 @@ def _make_derived2():
                             )
                             QUERY_ID = "4446f7b7ed84a5cc"
                             LAYOUT_ID = "c35a91f30412d636"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.store_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -26358,7 +26615,7 @@ def _make_derived2():
                                 self._report = push or on_delta is not None
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -26372,7 +26629,7 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -26386,7 +26643,12 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -28969,25 +29231,25 @@ def _make_derived2():
                                     return None
                                 return _m5 * _m9 * _m11 * _m13
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -29023,7 +29285,7 @@ def _make_derived2():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -29052,7 +29314,7 @@ def _make_derived2():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -29157,6 +29419,12 @@ def _make_derived2():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ss_sold_date_sk, ss_item_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -29198,6 +29466,12 @@ def _make_derived2():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -29258,8 +29532,15 @@ def _make_derived2():
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "3ca163495fa76ab1"
                                 LAYOUT_ID = "5e733fbf478d2bfd"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -29278,7 +29559,7 @@ def _make_derived2():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -29294,7 +29575,7 @@ def _make_derived2():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -29311,7 +29592,12 @@ def _make_derived2():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -29577,7 +29863,7 @@ def _make_derived2():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -29587,13 +29873,13 @@ def _make_derived2():
                                     ), _m1 in self.store_returns_root.items():
                                         yield (v_sr_ticket_number, v_sr_item_sk), 1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 2:
                                         return 0
@@ -29603,7 +29889,7 @@ def _make_derived2():
                                         return 0
                                     return 1
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -29640,7 +29926,7 @@ def _make_derived2():
                                             changes.append((row, -1))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -29653,7 +29939,7 @@ def _make_derived2():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -29827,8 +30113,13 @@ def _make_derived2():
                             )
                             QUERY_ID = "341b072d9339e2eb"
                             LAYOUT_ID = "d063df479b3317d7"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.store_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -29895,7 +30186,7 @@ def _make_derived2():
                                 if self._pending:
                                     self._flush()
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -29909,7 +30200,7 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -29923,7 +30214,12 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -31384,25 +31680,25 @@ def _make_derived2():
                                     return None
                                 return _m5 * _m7 * _m9
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
                                 for row, m in self._result.items():
                                     yield row, m
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 m = self._result.get(tuple(row), 0)
                                 return m
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -31438,7 +31734,7 @@ def _make_derived2():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -31465,7 +31761,7 @@ def _make_derived2():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -31739,8 +32035,13 @@ def _make_derived2():
                     )
                     QUERY_ID = "2df5567efc06b06a"
                     LAYOUT_ID = "d8c57c93f3a8afea"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1__rows = {}  # input rows: row -> multiplicity
                         self.oj1_root = {}  # root oj1: its tuples
                         self._appliers = {
@@ -31764,7 +32065,7 @@ def _make_derived2():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -31778,7 +32079,7 @@ def _make_derived2():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -31792,7 +32093,12 @@ def _make_derived2():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -32088,7 +32394,7 @@ def _make_derived2():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -32136,19 +32442,19 @@ def _make_derived2():
                                 ),
                             ), _m1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         raise ViewError(
                             "multiplicity() needs a SELECT list of plain columns"
                         )
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -32176,7 +32482,7 @@ def _make_derived2():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -32190,7 +32496,7 @@ def _make_derived2():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -32375,6 +32681,7 @@ def _make_derived2():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -32431,6 +32738,7 @@ def _make_derived2():
                     # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ws_sold_date_sk, ws_item_sk, ws_order_number, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -32595,8 +32903,13 @@ def _make_derived2():
                         )
                         QUERY_ID = "299ca45040ec7da0"
                         LAYOUT_ID = "0f3e24f31d0d1294"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -32662,7 +32975,7 @@ def _make_derived2():
                             self._report = push or on_delta is not None
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -32676,7 +32989,7 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -32690,7 +33003,12 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -35085,25 +35403,25 @@ def _make_derived2():
                                 return None
                             return _m5 * _m9 * _m11 * _m13
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for row, m in self._result.items():
                                 yield row, m
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             m = self._result.get(tuple(row), 0)
                             return m
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -35138,7 +35456,7 @@ def _make_derived2():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -35167,7 +35485,7 @@ def _make_derived2():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -35268,6 +35586,7 @@ def _make_derived2():
                     # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ws_sold_date_sk, ws_item_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -35308,6 +35627,12 @@ def _make_derived2():
                         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -35372,8 +35697,13 @@ def _make_derived2():
                             COLUMNS = ("k1", "k2")
                             QUERY_ID = "7f30456acdc560c7"
                             LAYOUT_ID = "84921991b45b45cd"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.web_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -35394,7 +35724,7 @@ def _make_derived2():
                                 )
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -35408,7 +35738,7 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -35422,7 +35752,12 @@ def _make_derived2():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -35675,7 +36010,7 @@ def _make_derived2():
                                     return None
                                 return _m1
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
@@ -35685,13 +36020,13 @@ def _make_derived2():
                                 ), _m1 in self.web_returns_root.items():
                                     yield (v_wr_order_number, v_wr_item_sk), 1
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 if len(row) != 2:
                                     return 0
@@ -35701,7 +36036,7 @@ def _make_derived2():
                                     return 0
                                 return 1
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -35736,7 +36071,7 @@ def _make_derived2():
                                         changes.append((row, -1))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -35749,7 +36084,7 @@ def _make_derived2():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -35938,8 +36273,13 @@ def _make_derived2():
                         )
                         QUERY_ID = "370f95e1521a73ce"
                         LAYOUT_ID = "5027ee18f2d2e4ce"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -36002,7 +36342,7 @@ def _make_derived2():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -36016,7 +36356,7 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -36030,7 +36370,12 @@ def _make_derived2():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -37397,25 +37742,25 @@ def _make_derived2():
                                 return None
                             return _m5 * _m7 * _m9
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
                             for row, m in self._result.items():
                                 yield row, m
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             m = self._result.get(tuple(row), 0)
                             return m
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -37450,7 +37795,7 @@ def _make_derived2():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -37477,7 +37822,7 @@ def _make_derived2():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -37755,8 +38100,13 @@ def _make_derived2():
                 )
                 QUERY_ID = "52810896b447e296"
                 LAYOUT_ID = "4123ec38c3eca50a"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.derived1__rows = {}  # input rows: row -> multiplicity
                     self.oj1_root = {}  # root oj1: its tuples
                     self._appliers = {
@@ -37780,7 +38130,7 @@ def _make_derived2():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -37794,7 +38144,7 @@ def _make_derived2():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -37808,7 +38158,12 @@ def _make_derived2():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -38099,7 +38454,7 @@ def _make_derived2():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (
@@ -38145,19 +38500,19 @@ def _make_derived2():
                             ),
                         ), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     raise ViewError(
                         "multiplicity() needs a SELECT list of plain columns"
                     )
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -38185,7 +38540,7 @@ def _make_derived2():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -38199,7 +38554,7 @@ def _make_derived2():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -38597,8 +38952,13 @@ def _make_derived2():
         LAYOUT_ID = (
             "9f5de574839597db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
             self.sales_detail_root = {}  # root sales_detail: its tuples
             self._appliers = {
@@ -38623,7 +38983,7 @@ def _make_derived2():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -38637,7 +38997,7 @@ def _make_derived2():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -38651,7 +39011,12 @@ def _make_derived2():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -38978,7 +39343,7 @@ def _make_derived2():
                 _a1,
             )
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for (
@@ -38999,13 +39364,13 @@ def _make_derived2():
                 if out is not None:
                     yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 7:
                 return 0
@@ -39015,7 +39380,7 @@ def _make_derived2():
             out = None if p is None else self._group_row(*key, p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -39056,7 +39421,7 @@ def _make_derived2():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -39071,7 +39436,7 @@ def _make_derived2():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -39369,8 +39734,11 @@ class View:
     )
     QUERY_ID = "4b86ba3571ed782c"
     LAYOUT_ID = "a83a083c4f7bbee7"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
@@ -39417,7 +39785,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -39431,7 +39799,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -39445,7 +39813,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -40121,22 +40494,22 @@ class View:
             return None
         return _m3 * _m5
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -40172,7 +40545,7 @@ class View:
                 changes.append((row, change))
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -40194,7 +40567,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -40240,3 +40613,8 @@ class View:
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
         self.sub_derived2._check_snapshot(state["sub:sub_derived2"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -96,6 +96,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 import math
 
@@ -363,6 +364,7 @@ def _make_derived1():
         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -448,6 +450,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -536,6 +539,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by store_sales__ss_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -600,6 +604,12 @@ def _make_derived1():
                             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -693,8 +703,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "c6332b191670969d"
                                 LAYOUT_ID = "7b8172caf9052e0f"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -722,7 +739,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -738,7 +755,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -755,7 +772,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -1621,7 +1643,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -1644,13 +1666,13 @@ def _make_derived1():
                                             v_ss_ticket_number,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 7:
                                         return 0
@@ -1676,7 +1698,7 @@ def _make_derived1():
                                         return 0
                                     return p
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -1705,7 +1727,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -1721,7 +1743,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -1802,6 +1824,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -1843,6 +1871,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -1905,8 +1939,15 @@ def _make_derived1():
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
                                     LAYOUT_ID = "5e733fbf478d2bfd"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -1927,7 +1968,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -1948,7 +1991,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -1969,7 +2014,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -2249,7 +2299,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -2259,13 +2309,13 @@ def _make_derived1():
                                         ), _m1 in self.store_returns_root.items():
                                             yield (v_sr_ticket_number, v_sr_item_sk), 1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 2:
                                             return 0
@@ -2277,7 +2327,7 @@ def _make_derived1():
                                             return 0
                                         return 1
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -2314,7 +2364,7 @@ def _make_derived1():
                                                 changes.append((row, -1))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -2327,7 +2377,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -2447,8 +2497,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
                                 LAYOUT_ID = "693005ee31353557"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -2482,7 +2539,7 @@ def _make_derived1():
                                     if self._pending:
                                         self._flush()
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -2498,7 +2555,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -2515,7 +2572,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -2897,7 +2959,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -2919,19 +2981,19 @@ def _make_derived1():
                                             None,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     raise ViewError(
                                         "multiplicity() needs a SELECT list of plain columns"
                                     )
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -2960,7 +3022,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -2976,7 +3038,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -3204,8 +3266,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
                         LAYOUT_ID = "77927e97fdd2ffd0"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.n0_root = {}  # root n0: its tuples
@@ -3250,7 +3317,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3264,7 +3331,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -3278,7 +3345,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -4075,7 +4147,7 @@ def _make_derived1():
                                 _a2,
                             )
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -4084,13 +4156,13 @@ def _make_derived1():
                                 if out is not None:
                                     yield out, 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 6:
                                 return 0
@@ -4102,7 +4174,7 @@ def _make_derived1():
                             )  # no such group
                             return int(_same(out, row))
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -4167,7 +4239,7 @@ def _make_derived1():
                                             del reported[group]
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -4188,7 +4260,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -4285,6 +4357,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by web_sales__ws_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -4349,6 +4422,12 @@ def _make_derived1():
                             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -4457,8 +4536,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "99ed234427968ecb"
                                 LAYOUT_ID = "fb986007e50e4ac7"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.web_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -4486,7 +4572,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -4502,7 +4588,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -4519,7 +4605,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -5382,7 +5473,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -5405,13 +5496,13 @@ def _make_derived1():
                                             v_ws_order_number,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 7:
                                         return 0
@@ -5437,7 +5528,7 @@ def _make_derived1():
                                         return 0
                                     return p
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -5466,7 +5557,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -5482,7 +5573,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -5563,6 +5654,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5604,6 +5701,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -5670,8 +5773,15 @@ def _make_derived1():
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "7f30456acdc560c7"
                                     LAYOUT_ID = "84921991b45b45cd"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.web_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -5692,7 +5802,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -5713,7 +5825,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -5734,7 +5848,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -6012,7 +6131,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -6022,13 +6141,13 @@ def _make_derived1():
                                         ), _m1 in self.web_returns_root.items():
                                             yield (v_wr_order_number, v_wr_item_sk), 1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 2:
                                             return 0
@@ -6040,7 +6159,7 @@ def _make_derived1():
                                             return 0
                                         return 1
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -6077,7 +6196,7 @@ def _make_derived1():
                                                 changes.append((row, -1))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -6090,7 +6209,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -6222,8 +6341,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "8eb487de4ad2586b"
                                 LAYOUT_ID = "f6ecf1b093419415"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.web_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -6257,7 +6383,7 @@ def _make_derived1():
                                     if self._pending:
                                         self._flush()
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -6273,7 +6399,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -6290,7 +6416,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -6667,7 +6798,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -6689,19 +6820,19 @@ def _make_derived1():
                                             None,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     raise ViewError(
                                         "multiplicity() needs a SELECT list of plain columns"
                                     )
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -6730,7 +6861,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -6746,7 +6877,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -6989,8 +7120,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "4db9d34ca73f3c13"
                         LAYOUT_ID = "46a6ab318d50e6ab"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.n0_root = {}  # root n0: its tuples
@@ -7035,7 +7171,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -7049,7 +7185,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -7063,7 +7199,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -7842,7 +7983,7 @@ def _make_derived1():
                                 _a2,
                             )
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -7851,13 +7992,13 @@ def _make_derived1():
                                 if out is not None:
                                     yield out, 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 6:
                                 return 0
@@ -7869,7 +8010,7 @@ def _make_derived1():
                             )  # no such group
                             return int(_same(out, row))
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -7934,7 +8075,7 @@ def _make_derived1():
                                             del reported[group]
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -7955,7 +8096,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -8174,8 +8315,13 @@ def _make_derived1():
                     )
                     QUERY_ID = "a3ef3c3874bfd1fc"
                     LAYOUT_ID = "95edf6385b911273"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.derived2_rows = {}  # input rows: row -> multiplicity
                         self.n0_root = {}  # root n0: its tuples
@@ -8219,7 +8365,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -8233,7 +8379,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -8247,7 +8393,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -8754,7 +8905,7 @@ def _make_derived1():
                             return None
                         return _m3 * _m5
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -8794,13 +8945,13 @@ def _make_derived1():
                                         v_ws_sp,
                                     ), _m2 * _m3
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 9:
                             return 0
@@ -8830,7 +8981,7 @@ def _make_derived1():
                             return 0
                         return p
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -8858,7 +9009,7 @@ def _make_derived1():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -8878,7 +9029,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -8968,6 +9119,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -9056,6 +9208,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by store_sales__ss_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -9120,6 +9273,12 @@ def _make_derived1():
                             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -9213,8 +9372,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "c6332b191670969d"
                                 LAYOUT_ID = "7b8172caf9052e0f"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -9242,7 +9408,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -9258,7 +9424,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -9275,7 +9441,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -10141,7 +10312,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -10164,13 +10335,13 @@ def _make_derived1():
                                             v_ss_ticket_number,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 7:
                                         return 0
@@ -10196,7 +10367,7 @@ def _make_derived1():
                                         return 0
                                     return p
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -10225,7 +10396,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -10241,7 +10412,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -10322,6 +10493,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -10363,6 +10540,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -10425,8 +10608,15 @@ def _make_derived1():
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
                                     LAYOUT_ID = "5e733fbf478d2bfd"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -10447,7 +10637,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -10468,7 +10660,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -10489,7 +10683,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -10769,7 +10968,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -10779,13 +10978,13 @@ def _make_derived1():
                                         ), _m1 in self.store_returns_root.items():
                                             yield (v_sr_ticket_number, v_sr_item_sk), 1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 2:
                                             return 0
@@ -10797,7 +10996,7 @@ def _make_derived1():
                                             return 0
                                         return 1
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -10834,7 +11033,7 @@ def _make_derived1():
                                                 changes.append((row, -1))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -10847,7 +11046,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -10967,8 +11166,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
                                 LAYOUT_ID = "693005ee31353557"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -11002,7 +11208,7 @@ def _make_derived1():
                                     if self._pending:
                                         self._flush()
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -11018,7 +11224,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -11035,7 +11241,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -11417,7 +11628,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -11439,19 +11650,19 @@ def _make_derived1():
                                             None,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     raise ViewError(
                                         "multiplicity() needs a SELECT list of plain columns"
                                     )
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -11480,7 +11691,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -11496,7 +11707,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -11724,8 +11935,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
                         LAYOUT_ID = "77927e97fdd2ffd0"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.n0_root = {}  # root n0: its tuples
@@ -11770,7 +11986,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -11784,7 +12000,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -11798,7 +12014,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -12595,7 +12816,7 @@ def _make_derived1():
                                 _a2,
                             )
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -12604,13 +12825,13 @@ def _make_derived1():
                                 if out is not None:
                                     yield out, 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 6:
                                 return 0
@@ -12622,7 +12843,7 @@ def _make_derived1():
                             )  # no such group
                             return int(_same(out, row))
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -12687,7 +12908,7 @@ def _make_derived1():
                                             del reported[group]
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -12708,7 +12929,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -12787,6 +13008,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -12861,6 +13083,12 @@ def _make_derived1():
                         # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by web_sales__ws_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -12926,6 +13154,12 @@ def _make_derived1():
                                 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -13036,8 +13270,15 @@ def _make_derived1():
                                     )
                                     QUERY_ID = "99ed234427968ecb"
                                     LAYOUT_ID = "fb986007e50e4ac7"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -13067,7 +13308,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -13088,7 +13331,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -13109,7 +13354,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -13989,7 +14239,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -14012,13 +14262,13 @@ def _make_derived1():
                                                 v_ws_order_number,
                                             ), _m1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 7:
                                             return 0
@@ -14044,7 +14294,7 @@ def _make_derived1():
                                             return 0
                                         return p
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -14073,7 +14323,7 @@ def _make_derived1():
                                                 changes.append((row, change))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -14089,7 +14339,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -14170,6 +14420,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -14213,6 +14469,12 @@ def _make_derived1():
                                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                    from collections.abc import (
+                                        Callable,
+                                        Iterable,
+                                        Iterator,
+                                        Sequence,
+                                    )
                                     import copy
 
                                     _EMPTY = (
@@ -14279,8 +14541,15 @@ def _make_derived1():
                                         COLUMNS = ("k1", "k2")
                                         QUERY_ID = "7f30456acdc560c7"
                                         LAYOUT_ID = "84921991b45b45cd"  # the state's layout: snapshots restore only here
+                                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                        def __init__(self, on_delta=None, push=False):
+                                        def __init__(
+                                            self,
+                                            on_delta: (
+                                                Callable[[tuple, int], None] | None
+                                            ) = None,
+                                            push: bool = False,
+                                        ) -> None:
                                             self.web_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
@@ -14301,7 +14570,9 @@ def _make_derived1():
                                             )
                                             self._changes = []
 
-                                        def insert(self, relation, row):
+                                        def insert(
+                                            self, relation: str, row: Sequence
+                                        ) -> None:
                                             """Insert one row into `relation`."""
                                             try:
                                                 apply = self._appliers[relation]
@@ -14322,7 +14593,9 @@ def _make_derived1():
                                             if self._pending is not None:
                                                 self._flush()
 
-                                        def delete(self, relation, row):
+                                        def delete(
+                                            self, relation: str, row: Sequence
+                                        ) -> None:
                                             """Delete one occurrence of `row` from `relation`."""
                                             try:
                                                 apply = self._appliers[relation]
@@ -14343,7 +14616,12 @@ def _make_derived1():
                                             if self._pending is not None:
                                                 self._flush()
 
-                                        def update(self, relation, rows, mults=None):
+                                        def update(
+                                            self,
+                                            relation: str,
+                                            rows: Iterable[Sequence],
+                                            mults: Sequence[int] | None = None,
+                                        ) -> None:
                                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -14650,7 +14928,9 @@ def _make_derived1():
                                                 return None
                                             return _m1
 
-                                        def enumerate(self):
+                                        def enumerate(
+                                            self,
+                                        ) -> Iterator[tuple[tuple, int]]:
                                             """Yield (row, multiplicity) for the current result, with constant
                                             delay: nested loops over N, every loop step produces output.
                                             """
@@ -14663,13 +14943,13 @@ def _make_derived1():
                                                     v_wr_item_sk,
                                                 ), 1
 
-                                        def rows(self):
+                                        def rows(self) -> Iterator[tuple]:
                                             """The result as SQL defines it: a row with multiplicity k, k times."""
                                             for row, m in self.enumerate():
                                                 for _ in range(m):
                                                     yield row
 
-                                        def multiplicity(self, row):
+                                        def multiplicity(self, row: Sequence) -> int:
                                             """How often `row` is in the result, in O(1)."""
                                             if len(row) != 2:
                                                 return 0
@@ -14681,7 +14961,7 @@ def _make_derived1():
                                                 return 0
                                             return 1
 
-                                        def deltas(self):
+                                        def deltas(self) -> list[tuple[tuple, int]]:
                                             """The changes (row, change) reported for the last update call (push mode)."""
                                             return list(self._changes)
 
@@ -14718,7 +14998,7 @@ def _make_derived1():
                                                     changes.append((row, -1))
                                             return changes
 
-                                        def snapshot(self):
+                                        def snapshot(self) -> dict:
                                             """The view's state as plain data (for checkpoints); see restore()."""
                                             return copy.deepcopy(
                                                 {
@@ -14731,7 +15011,7 @@ def _make_derived1():
                                                 }
                                             )
 
-                                        def restore(self, snapshot):
+                                        def restore(self, snapshot: dict) -> None:
                                             """Load a snapshot() of a view of the same query and state layout
                                             into this view; refused (ViewError, view unchanged) otherwise.
                                             """
@@ -14869,8 +15149,15 @@ def _make_derived1():
                                     )
                                     QUERY_ID = "8eb487de4ad2586b"
                                     LAYOUT_ID = "f6ecf1b093419415"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -14908,7 +15195,9 @@ def _make_derived1():
                                         if self._pending:
                                             self._flush()
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -14929,7 +15218,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -14950,7 +15241,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -15337,7 +15633,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -15359,19 +15655,19 @@ def _make_derived1():
                                                 None,
                                             ), _m1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         raise ViewError(
                                             "multiplicity() needs a SELECT list of plain columns"
                                         )
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -15400,7 +15696,7 @@ def _make_derived1():
                                                 changes.append((row, change))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -15416,7 +15712,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -15665,8 +15961,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "4db9d34ca73f3c13"
                             LAYOUT_ID = "46a6ab318d50e6ab"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.derived1__rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -15715,7 +16016,7 @@ def _make_derived1():
                                 if self._pending:
                                     self._flush()
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -15729,7 +16030,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -15743,7 +16044,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -16571,7 +16877,7 @@ def _make_derived1():
                                     _a2,
                                 )
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
@@ -16580,13 +16886,13 @@ def _make_derived1():
                                     if out is not None:
                                         yield out, 1
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 if len(row) != 6:
                                     return 0
@@ -16600,7 +16906,7 @@ def _make_derived1():
                                 )  # no such group
                                 return int(_same(out, row))
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -16668,7 +16974,7 @@ def _make_derived1():
                                                 del reported[group]
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -16689,7 +16995,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -16857,8 +17163,13 @@ def _make_derived1():
                         COLUMNS = ("k1", "k2", "k3")
                         QUERY_ID = "88e7a7f431022daf"
                         LAYOUT_ID = "3e58644a2ea2d5e1"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.ws_root = {}  # root ws: its tuples
                             self._appliers = {
@@ -16883,7 +17194,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -16897,7 +17208,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -16911,7 +17222,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -17111,7 +17427,7 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -17126,13 +17442,13 @@ def _make_derived1():
                                     v_ws_item_sk,
                                 ), 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 3:
                                 return 0
@@ -17144,7 +17460,7 @@ def _make_derived1():
                                 return 0
                             return 1
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -17180,7 +17496,7 @@ def _make_derived1():
                                     changes.append((row, -1))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -17194,7 +17510,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -17402,8 +17718,13 @@ def _make_derived1():
                     )
                     QUERY_ID = "2de618bfb84c9a0f"
                     LAYOUT_ID = "099f93b0a034680b"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.ss_root = {}  # root ss: its tuples
                         self._appliers = {
@@ -17440,7 +17761,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -17454,7 +17775,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -17468,7 +17789,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -17852,7 +18178,7 @@ def _make_derived1():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -17875,19 +18201,19 @@ def _make_derived1():
                                 None,
                             ), _m1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         raise ViewError(
                             "multiplicity() needs a SELECT list of plain columns"
                         )
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -17915,7 +18241,7 @@ def _make_derived1():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -17932,7 +18258,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -18107,6 +18433,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by catalog_sales__cs_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -18169,6 +18496,7 @@ def _make_derived1():
                     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -18279,8 +18607,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "7c47e87508224eb2"
                         LAYOUT_ID = "cd0a16008cdaa714"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.catalog_sales_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
@@ -18310,7 +18643,7 @@ def _make_derived1():
                             )
                             self._changes = []
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -18324,7 +18657,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -18338,7 +18671,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -19143,7 +19481,7 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -19166,13 +19504,13 @@ def _make_derived1():
                                     v_cs_order_number,
                                 ), _m1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 7:
                                 return 0
@@ -19198,7 +19536,7 @@ def _make_derived1():
                                 return 0
                             return p
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -19226,7 +19564,7 @@ def _make_derived1():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -19242,7 +19580,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -19319,6 +19657,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -19359,6 +19698,12 @@ def _make_derived1():
                         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -19426,8 +19771,13 @@ def _make_derived1():
                             COLUMNS = ("k1", "k2")
                             QUERY_ID = "02a478202f2f14b5"
                             LAYOUT_ID = "23438e27505e519c"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.catalog_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -19448,7 +19798,7 @@ def _make_derived1():
                                 )
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -19462,7 +19812,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -19476,7 +19826,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -19733,7 +20088,7 @@ def _make_derived1():
                                     return None
                                 return _m1
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
@@ -19743,13 +20098,13 @@ def _make_derived1():
                                 ), _m1 in self.catalog_returns_root.items():
                                     yield (v_cr_order_number, v_cr_item_sk), 1
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 if len(row) != 2:
                                     return 0
@@ -19759,7 +20114,7 @@ def _make_derived1():
                                     return 0
                                 return 1
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -19794,7 +20149,7 @@ def _make_derived1():
                                         changes.append((row, -1))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -19807,7 +20162,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -19942,8 +20297,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "38927cba947b8653"
                         LAYOUT_ID = "7651229474dd7f65"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.catalog_sales_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
@@ -19977,7 +20337,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -19991,7 +20351,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -20005,7 +20365,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -20366,7 +20731,7 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -20388,19 +20753,19 @@ def _make_derived1():
                                     None,
                                 ), _m1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             raise ViewError(
                                 "multiplicity() needs a SELECT list of plain columns"
                             )
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -20428,7 +20793,7 @@ def _make_derived1():
                                     changes.append((row, change))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -20444,7 +20809,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -20679,8 +21044,13 @@ def _make_derived1():
                 )
                 QUERY_ID = "28f9fecacedc77d4"
                 LAYOUT_ID = "3664e2b455b6038f"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.derived1__rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.n0_root = {}  # root n0: its tuples
@@ -20721,7 +21091,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -20735,7 +21105,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -20749,7 +21119,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -21498,7 +21873,7 @@ def _make_derived1():
                         _a2,
                     )
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for key, e in self._result.items():
@@ -21506,13 +21881,13 @@ def _make_derived1():
                         if out is not None:
                             yield out, 1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 6:
                         return 0
@@ -21524,7 +21899,7 @@ def _make_derived1():
                     )  # no such group
                     return int(_same(out, row))
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -21589,7 +21964,7 @@ def _make_derived1():
                                     del reported[group]
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -21610,7 +21985,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -21898,8 +22273,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "4ec21811324bb199"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
                 self.derived2_rows = {}  # input rows: row -> multiplicity
                 self.n0_root = {}  # root n0: its tuples
@@ -21939,7 +22321,7 @@ def _make_derived1():
                 if self._pending:
                     self._flush()
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -21953,7 +22335,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -21967,7 +22349,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -22542,7 +22929,7 @@ def _make_derived1():
                     return None
                 return _m3 * _m5
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for (
@@ -22588,13 +22975,13 @@ def _make_derived1():
                                 v_cs_sp,
                             ), _m2 * _m3
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 12:
                     return 0
@@ -22630,7 +23017,7 @@ def _make_derived1():
                     return 0
                 return p
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -22658,7 +23045,7 @@ def _make_derived1():
                         changes.append((row, change))
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -22678,7 +23065,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -22789,6 +23176,7 @@ def _make_derived1():
         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -22874,6 +23262,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -22962,6 +23351,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by store_sales__ss_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -23026,6 +23416,12 @@ def _make_derived1():
                             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -23119,8 +23515,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "c6332b191670969d"
                                 LAYOUT_ID = "7b8172caf9052e0f"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -23148,7 +23551,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -23164,7 +23567,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -23181,7 +23584,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -24047,7 +24455,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -24070,13 +24478,13 @@ def _make_derived1():
                                             v_ss_ticket_number,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 7:
                                         return 0
@@ -24102,7 +24510,7 @@ def _make_derived1():
                                         return 0
                                     return p
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -24131,7 +24539,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -24147,7 +24555,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -24228,6 +24636,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -24269,6 +24683,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -24331,8 +24751,15 @@ def _make_derived1():
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
                                     LAYOUT_ID = "5e733fbf478d2bfd"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -24353,7 +24780,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -24374,7 +24803,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -24395,7 +24826,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -24675,7 +25111,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -24685,13 +25121,13 @@ def _make_derived1():
                                         ), _m1 in self.store_returns_root.items():
                                             yield (v_sr_ticket_number, v_sr_item_sk), 1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 2:
                                             return 0
@@ -24703,7 +25139,7 @@ def _make_derived1():
                                             return 0
                                         return 1
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -24740,7 +25176,7 @@ def _make_derived1():
                                                 changes.append((row, -1))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -24753,7 +25189,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -24873,8 +25309,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
                                 LAYOUT_ID = "693005ee31353557"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -24908,7 +25351,7 @@ def _make_derived1():
                                     if self._pending:
                                         self._flush()
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -24924,7 +25367,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -24941,7 +25384,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -25323,7 +25771,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -25345,19 +25793,19 @@ def _make_derived1():
                                             None,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     raise ViewError(
                                         "multiplicity() needs a SELECT list of plain columns"
                                     )
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -25386,7 +25834,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -25402,7 +25850,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -25630,8 +26078,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
                         LAYOUT_ID = "77927e97fdd2ffd0"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.n0_root = {}  # root n0: its tuples
@@ -25676,7 +26129,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -25690,7 +26143,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -25704,7 +26157,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -26501,7 +26959,7 @@ def _make_derived1():
                                 _a2,
                             )
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -26510,13 +26968,13 @@ def _make_derived1():
                                 if out is not None:
                                     yield out, 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 6:
                                 return 0
@@ -26528,7 +26986,7 @@ def _make_derived1():
                             )  # no such group
                             return int(_same(out, row))
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -26593,7 +27051,7 @@ def _make_derived1():
                                             del reported[group]
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -26614,7 +27072,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -26711,6 +27169,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by web_sales__ws_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -26775,6 +27234,12 @@ def _make_derived1():
                             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -26883,8 +27348,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "99ed234427968ecb"
                                 LAYOUT_ID = "fb986007e50e4ac7"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.web_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -26912,7 +27384,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -26928,7 +27400,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -26945,7 +27417,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -27808,7 +28285,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -27831,13 +28308,13 @@ def _make_derived1():
                                             v_ws_order_number,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 7:
                                         return 0
@@ -27863,7 +28340,7 @@ def _make_derived1():
                                         return 0
                                     return p
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -27892,7 +28369,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -27908,7 +28385,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -27989,6 +28466,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -28030,6 +28513,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -28096,8 +28585,15 @@ def _make_derived1():
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "7f30456acdc560c7"
                                     LAYOUT_ID = "84921991b45b45cd"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.web_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -28118,7 +28614,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -28139,7 +28637,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -28160,7 +28660,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -28438,7 +28943,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -28448,13 +28953,13 @@ def _make_derived1():
                                         ), _m1 in self.web_returns_root.items():
                                             yield (v_wr_order_number, v_wr_item_sk), 1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 2:
                                             return 0
@@ -28466,7 +28971,7 @@ def _make_derived1():
                                             return 0
                                         return 1
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -28503,7 +29008,7 @@ def _make_derived1():
                                                 changes.append((row, -1))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -28516,7 +29021,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -28648,8 +29153,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "8eb487de4ad2586b"
                                 LAYOUT_ID = "f6ecf1b093419415"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.web_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -28683,7 +29195,7 @@ def _make_derived1():
                                     if self._pending:
                                         self._flush()
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -28699,7 +29211,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -28716,7 +29228,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -29093,7 +29610,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -29115,19 +29632,19 @@ def _make_derived1():
                                             None,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     raise ViewError(
                                         "multiplicity() needs a SELECT list of plain columns"
                                     )
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -29156,7 +29673,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -29172,7 +29689,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -29415,8 +29932,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "4db9d34ca73f3c13"
                         LAYOUT_ID = "46a6ab318d50e6ab"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.n0_root = {}  # root n0: its tuples
@@ -29461,7 +29983,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -29475,7 +29997,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -29489,7 +30011,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -30268,7 +30795,7 @@ def _make_derived1():
                                 _a2,
                             )
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -30277,13 +30804,13 @@ def _make_derived1():
                                 if out is not None:
                                     yield out, 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 6:
                                 return 0
@@ -30295,7 +30822,7 @@ def _make_derived1():
                             )  # no such group
                             return int(_same(out, row))
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -30360,7 +30887,7 @@ def _make_derived1():
                                             del reported[group]
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -30381,7 +30908,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -30600,8 +31127,13 @@ def _make_derived1():
                     )
                     QUERY_ID = "a3ef3c3874bfd1fc"
                     LAYOUT_ID = "95edf6385b911273"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.derived2_rows = {}  # input rows: row -> multiplicity
                         self.n0_root = {}  # root n0: its tuples
@@ -30645,7 +31177,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -30659,7 +31191,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -30673,7 +31205,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -31180,7 +31717,7 @@ def _make_derived1():
                             return None
                         return _m3 * _m5
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -31220,13 +31757,13 @@ def _make_derived1():
                                         v_ws_sp,
                                     ), _m2 * _m3
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 9:
                             return 0
@@ -31256,7 +31793,7 @@ def _make_derived1():
                             return 0
                         return p
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -31284,7 +31821,7 @@ def _make_derived1():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -31304,7 +31841,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -31394,6 +31931,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -31482,6 +32020,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by store_sales__ss_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -31546,6 +32085,12 @@ def _make_derived1():
                             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -31639,8 +32184,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "c6332b191670969d"
                                 LAYOUT_ID = "7b8172caf9052e0f"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -31668,7 +32220,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -31684,7 +32236,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -31701,7 +32253,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -32567,7 +33124,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -32590,13 +33147,13 @@ def _make_derived1():
                                             v_ss_ticket_number,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 7:
                                         return 0
@@ -32622,7 +33179,7 @@ def _make_derived1():
                                         return 0
                                     return p
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -32651,7 +33208,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -32667,7 +33224,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -32748,6 +33305,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -32789,6 +33352,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -32851,8 +33420,15 @@ def _make_derived1():
                                     COLUMNS = ("k1", "k2")
                                     QUERY_ID = "3ca163495fa76ab1"
                                     LAYOUT_ID = "5e733fbf478d2bfd"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -32873,7 +33449,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -32894,7 +33472,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -32915,7 +33495,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -33195,7 +33780,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -33205,13 +33790,13 @@ def _make_derived1():
                                         ), _m1 in self.store_returns_root.items():
                                             yield (v_sr_ticket_number, v_sr_item_sk), 1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 2:
                                             return 0
@@ -33223,7 +33808,7 @@ def _make_derived1():
                                             return 0
                                         return 1
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -33260,7 +33845,7 @@ def _make_derived1():
                                                 changes.append((row, -1))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -33273,7 +33858,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -33393,8 +33978,15 @@ def _make_derived1():
                                 )
                                 QUERY_ID = "2cc312785e5106ee"
                                 LAYOUT_ID = "693005ee31353557"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -33428,7 +34020,7 @@ def _make_derived1():
                                     if self._pending:
                                         self._flush()
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -33444,7 +34036,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -33461,7 +34053,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -33843,7 +34440,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -33865,19 +34462,19 @@ def _make_derived1():
                                             None,
                                         ), _m1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     raise ViewError(
                                         "multiplicity() needs a SELECT list of plain columns"
                                     )
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -33906,7 +34503,7 @@ def _make_derived1():
                                             changes.append((row, change))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -33922,7 +34519,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -34150,8 +34747,13 @@ def _make_derived1():
                         )
                         QUERY_ID = "20dccf76fd4ebc0e"
                         LAYOUT_ID = "77927e97fdd2ffd0"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.n0_root = {}  # root n0: its tuples
@@ -34196,7 +34798,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -34210,7 +34812,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -34224,7 +34826,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -35021,7 +35628,7 @@ def _make_derived1():
                                 _a2,
                             )
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -35030,13 +35637,13 @@ def _make_derived1():
                                 if out is not None:
                                     yield out, 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 6:
                                 return 0
@@ -35048,7 +35655,7 @@ def _make_derived1():
                             )  # no such group
                             return int(_same(out, row))
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -35113,7 +35720,7 @@ def _make_derived1():
                                             del reported[group]
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -35134,7 +35741,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -35213,6 +35820,7 @@ def _make_derived1():
                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                    from collections.abc import Callable, Iterable, Iterator, Sequence
                     import copy
 
                     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -35287,6 +35895,12 @@ def _make_derived1():
                         # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by web_sales__ws_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -35352,6 +35966,12 @@ def _make_derived1():
                                 # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -35462,8 +36082,15 @@ def _make_derived1():
                                     )
                                     QUERY_ID = "99ed234427968ecb"
                                     LAYOUT_ID = "fb986007e50e4ac7"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -35493,7 +36120,9 @@ def _make_derived1():
                                         )
                                         self._changes = []
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -35514,7 +36143,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -35535,7 +36166,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -36415,7 +37051,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -36438,13 +37074,13 @@ def _make_derived1():
                                                 v_ws_order_number,
                                             ), _m1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         if len(row) != 7:
                                             return 0
@@ -36470,7 +37106,7 @@ def _make_derived1():
                                             return 0
                                         return p
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -36499,7 +37135,7 @@ def _make_derived1():
                                                 changes.append((row, change))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -36515,7 +37151,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -36596,6 +37232,12 @@ def _make_derived1():
                                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                from collections.abc import (
+                                    Callable,
+                                    Iterable,
+                                    Iterator,
+                                    Sequence,
+                                )
                                 import copy
 
                                 _EMPTY = (
@@ -36639,6 +37281,12 @@ def _make_derived1():
                                     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                                     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                                    from collections.abc import (
+                                        Callable,
+                                        Iterable,
+                                        Iterator,
+                                        Sequence,
+                                    )
                                     import copy
 
                                     _EMPTY = (
@@ -36705,8 +37353,15 @@ def _make_derived1():
                                         COLUMNS = ("k1", "k2")
                                         QUERY_ID = "7f30456acdc560c7"
                                         LAYOUT_ID = "84921991b45b45cd"  # the state's layout: snapshots restore only here
+                                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                        def __init__(self, on_delta=None, push=False):
+                                        def __init__(
+                                            self,
+                                            on_delta: (
+                                                Callable[[tuple, int], None] | None
+                                            ) = None,
+                                            push: bool = False,
+                                        ) -> None:
                                             self.web_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
@@ -36727,7 +37382,9 @@ def _make_derived1():
                                             )
                                             self._changes = []
 
-                                        def insert(self, relation, row):
+                                        def insert(
+                                            self, relation: str, row: Sequence
+                                        ) -> None:
                                             """Insert one row into `relation`."""
                                             try:
                                                 apply = self._appliers[relation]
@@ -36748,7 +37405,9 @@ def _make_derived1():
                                             if self._pending is not None:
                                                 self._flush()
 
-                                        def delete(self, relation, row):
+                                        def delete(
+                                            self, relation: str, row: Sequence
+                                        ) -> None:
                                             """Delete one occurrence of `row` from `relation`."""
                                             try:
                                                 apply = self._appliers[relation]
@@ -36769,7 +37428,12 @@ def _make_derived1():
                                             if self._pending is not None:
                                                 self._flush()
 
-                                        def update(self, relation, rows, mults=None):
+                                        def update(
+                                            self,
+                                            relation: str,
+                                            rows: Iterable[Sequence],
+                                            mults: Sequence[int] | None = None,
+                                        ) -> None:
                                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -37076,7 +37740,9 @@ def _make_derived1():
                                                 return None
                                             return _m1
 
-                                        def enumerate(self):
+                                        def enumerate(
+                                            self,
+                                        ) -> Iterator[tuple[tuple, int]]:
                                             """Yield (row, multiplicity) for the current result, with constant
                                             delay: nested loops over N, every loop step produces output.
                                             """
@@ -37089,13 +37755,13 @@ def _make_derived1():
                                                     v_wr_item_sk,
                                                 ), 1
 
-                                        def rows(self):
+                                        def rows(self) -> Iterator[tuple]:
                                             """The result as SQL defines it: a row with multiplicity k, k times."""
                                             for row, m in self.enumerate():
                                                 for _ in range(m):
                                                     yield row
 
-                                        def multiplicity(self, row):
+                                        def multiplicity(self, row: Sequence) -> int:
                                             """How often `row` is in the result, in O(1)."""
                                             if len(row) != 2:
                                                 return 0
@@ -37107,7 +37773,7 @@ def _make_derived1():
                                                 return 0
                                             return 1
 
-                                        def deltas(self):
+                                        def deltas(self) -> list[tuple[tuple, int]]:
                                             """The changes (row, change) reported for the last update call (push mode)."""
                                             return list(self._changes)
 
@@ -37144,7 +37810,7 @@ def _make_derived1():
                                                     changes.append((row, -1))
                                             return changes
 
-                                        def snapshot(self):
+                                        def snapshot(self) -> dict:
                                             """The view's state as plain data (for checkpoints); see restore()."""
                                             return copy.deepcopy(
                                                 {
@@ -37157,7 +37823,7 @@ def _make_derived1():
                                                 }
                                             )
 
-                                        def restore(self, snapshot):
+                                        def restore(self, snapshot: dict) -> None:
                                             """Load a snapshot() of a view of the same query and state layout
                                             into this view; refused (ViewError, view unchanged) otherwise.
                                             """
@@ -37295,8 +37961,15 @@ def _make_derived1():
                                     )
                                     QUERY_ID = "8eb487de4ad2586b"
                                     LAYOUT_ID = "f6ecf1b093419415"  # the state's layout: snapshots restore only here
+                                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                    def __init__(self, on_delta=None, push=False):
+                                    def __init__(
+                                        self,
+                                        on_delta: (
+                                            Callable[[tuple, int], None] | None
+                                        ) = None,
+                                        push: bool = False,
+                                    ) -> None:
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
@@ -37334,7 +38007,9 @@ def _make_derived1():
                                         if self._pending:
                                             self._flush()
 
-                                    def insert(self, relation, row):
+                                    def insert(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Insert one row into `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -37355,7 +38030,9 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def delete(self, relation, row):
+                                    def delete(
+                                        self, relation: str, row: Sequence
+                                    ) -> None:
                                         """Delete one occurrence of `row` from `relation`."""
                                         try:
                                             apply = self._appliers[relation]
@@ -37376,7 +38053,12 @@ def _make_derived1():
                                         if self._pending is not None:
                                             self._flush()
 
-                                    def update(self, relation, rows, mults=None):
+                                    def update(
+                                        self,
+                                        relation: str,
+                                        rows: Iterable[Sequence],
+                                        mults: Sequence[int] | None = None,
+                                    ) -> None:
                                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -37763,7 +38445,7 @@ def _make_derived1():
                                             return None
                                         return _m1
 
-                                    def enumerate(self):
+                                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                         """Yield (row, multiplicity) for the current result, with constant
                                         delay: nested loops over N, every loop step produces output.
                                         """
@@ -37785,19 +38467,19 @@ def _make_derived1():
                                                 None,
                                             ), _m1
 
-                                    def rows(self):
+                                    def rows(self) -> Iterator[tuple]:
                                         """The result as SQL defines it: a row with multiplicity k, k times."""
                                         for row, m in self.enumerate():
                                             for _ in range(m):
                                                 yield row
 
-                                    def multiplicity(self, row):
+                                    def multiplicity(self, row: Sequence) -> int:
                                         """How often `row` is in the result, in O(1)."""
                                         raise ViewError(
                                             "multiplicity() needs a SELECT list of plain columns"
                                         )
 
-                                    def deltas(self):
+                                    def deltas(self) -> list[tuple[tuple, int]]:
                                         """The changes (row, change) reported for the last update call (push mode)."""
                                         return list(self._changes)
 
@@ -37826,7 +38508,7 @@ def _make_derived1():
                                                 changes.append((row, change))
                                         return changes
 
-                                    def snapshot(self):
+                                    def snapshot(self) -> dict:
                                         """The view's state as plain data (for checkpoints); see restore()."""
                                         return copy.deepcopy(
                                             {
@@ -37842,7 +38524,7 @@ def _make_derived1():
                                             }
                                         )
 
-                                    def restore(self, snapshot):
+                                    def restore(self, snapshot: dict) -> None:
                                         """Load a snapshot() of a view of the same query and state layout
                                         into this view; refused (ViewError, view unchanged) otherwise.
                                         """
@@ -38091,8 +38773,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "4db9d34ca73f3c13"
                             LAYOUT_ID = "46a6ab318d50e6ab"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.derived1__rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -38141,7 +38828,7 @@ def _make_derived1():
                                 if self._pending:
                                     self._flush()
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -38155,7 +38842,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -38169,7 +38856,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -38997,7 +39689,7 @@ def _make_derived1():
                                     _a2,
                                 )
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
@@ -39006,13 +39698,13 @@ def _make_derived1():
                                     if out is not None:
                                         yield out, 1
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 if len(row) != 6:
                                     return 0
@@ -39026,7 +39718,7 @@ def _make_derived1():
                                 )  # no such group
                                 return int(_same(out, row))
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -39094,7 +39786,7 @@ def _make_derived1():
                                                 del reported[group]
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -39115,7 +39807,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -39283,8 +39975,13 @@ def _make_derived1():
                         COLUMNS = ("k1", "k2", "k3")
                         QUERY_ID = "88e7a7f431022daf"
                         LAYOUT_ID = "3e58644a2ea2d5e1"  # the state's layout: snapshots restore only here
+                        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                        def __init__(self, on_delta=None, push=False):
+                        def __init__(
+                            self,
+                            on_delta: Callable[[tuple, int], None] | None = None,
+                            push: bool = False,
+                        ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.ws_root = {}  # root ws: its tuples
                             self._appliers = {
@@ -39309,7 +40006,7 @@ def _make_derived1():
                             if self._pending:
                                 self._flush()
 
-                        def insert(self, relation, row):
+                        def insert(self, relation: str, row: Sequence) -> None:
                             """Insert one row into `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -39323,7 +40020,7 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def delete(self, relation, row):
+                        def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
                             try:
                                 apply = self._appliers[relation]
@@ -39337,7 +40034,12 @@ def _make_derived1():
                             if self._pending is not None:
                                 self._flush()
 
-                        def update(self, relation, rows, mults=None):
+                        def update(
+                            self,
+                            relation: str,
+                            rows: Iterable[Sequence],
+                            mults: Sequence[int] | None = None,
+                        ) -> None:
                             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                             All or nothing: if a row is bad, the rows before it are undone and the
@@ -39537,7 +40239,7 @@ def _make_derived1():
                                 return None
                             return _m1
 
-                        def enumerate(self):
+                        def enumerate(self) -> Iterator[tuple[tuple, int]]:
                             """Yield (row, multiplicity) for the current result, with constant
                             delay: nested loops over N, every loop step produces output.
                             """
@@ -39552,13 +40254,13 @@ def _make_derived1():
                                     v_ws_item_sk,
                                 ), 1
 
-                        def rows(self):
+                        def rows(self) -> Iterator[tuple]:
                             """The result as SQL defines it: a row with multiplicity k, k times."""
                             for row, m in self.enumerate():
                                 for _ in range(m):
                                     yield row
 
-                        def multiplicity(self, row):
+                        def multiplicity(self, row: Sequence) -> int:
                             """How often `row` is in the result, in O(1)."""
                             if len(row) != 3:
                                 return 0
@@ -39570,7 +40272,7 @@ def _make_derived1():
                                 return 0
                             return 1
 
-                        def deltas(self):
+                        def deltas(self) -> list[tuple[tuple, int]]:
                             """The changes (row, change) reported for the last update call (push mode)."""
                             return list(self._changes)
 
@@ -39606,7 +40308,7 @@ def _make_derived1():
                                     changes.append((row, -1))
                             return changes
 
-                        def snapshot(self):
+                        def snapshot(self) -> dict:
                             """The view's state as plain data (for checkpoints); see restore()."""
                             return copy.deepcopy(
                                 {
@@ -39620,7 +40322,7 @@ def _make_derived1():
                                 }
                             )
 
-                        def restore(self, snapshot):
+                        def restore(self, snapshot: dict) -> None:
                             """Load a snapshot() of a view of the same query and state layout
                             into this view; refused (ViewError, view unchanged) otherwise.
                             """
@@ -39828,8 +40530,13 @@ def _make_derived1():
                     )
                     QUERY_ID = "2de618bfb84c9a0f"
                     LAYOUT_ID = "099f93b0a034680b"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.ss_root = {}  # root ss: its tuples
                         self._appliers = {
@@ -39866,7 +40573,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -39880,7 +40587,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -39894,7 +40601,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -40278,7 +40990,7 @@ def _make_derived1():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for (
@@ -40301,19 +41013,19 @@ def _make_derived1():
                                 None,
                             ), _m1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         raise ViewError(
                             "multiplicity() needs a SELECT list of plain columns"
                         )
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -40341,7 +41053,7 @@ def _make_derived1():
                                 changes.append((row, change))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -40358,7 +41070,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -40515,6 +41227,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -40589,6 +41302,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; not free-connex: output widened by catalog_sales__cs_sold_date_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
 
                 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -40655,6 +41369,12 @@ def _make_derived1():
                         # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -40766,8 +41486,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "7c47e87508224eb2"
                             LAYOUT_ID = "cd0a16008cdaa714"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.catalog_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -40797,7 +41522,7 @@ def _make_derived1():
                                 )
                                 self._changes = []
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -40811,7 +41536,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -40825,7 +41550,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -41662,7 +42392,7 @@ def _make_derived1():
                                     return None
                                 return _m1
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
@@ -41685,13 +42415,13 @@ def _make_derived1():
                                         v_cs_order_number,
                                     ), _m1
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 if len(row) != 7:
                                     return 0
@@ -41717,7 +42447,7 @@ def _make_derived1():
                                     return 0
                                 return p
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -41746,7 +42476,7 @@ def _make_derived1():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -41762,7 +42492,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -41843,6 +42573,12 @@ def _make_derived1():
                         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                        from collections.abc import (
+                            Callable,
+                            Iterable,
+                            Iterator,
+                            Sequence,
+                        )
                         import copy
 
                         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -41884,6 +42620,12 @@ def _make_derived1():
                             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                            from collections.abc import (
+                                Callable,
+                                Iterable,
+                                Iterator,
+                                Sequence,
+                            )
                             import copy
 
                             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -41951,8 +42693,15 @@ def _make_derived1():
                                 COLUMNS = ("k1", "k2")
                                 QUERY_ID = "02a478202f2f14b5"
                                 LAYOUT_ID = "23438e27505e519c"  # the state's layout: snapshots restore only here
+                                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                                def __init__(self, on_delta=None, push=False):
+                                def __init__(
+                                    self,
+                                    on_delta: (
+                                        Callable[[tuple, int], None] | None
+                                    ) = None,
+                                    push: bool = False,
+                                ) -> None:
                                     self.catalog_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
@@ -41971,7 +42720,7 @@ def _make_derived1():
                                     )
                                     self._changes = []
 
-                                def insert(self, relation, row):
+                                def insert(self, relation: str, row: Sequence) -> None:
                                     """Insert one row into `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -41987,7 +42736,7 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def delete(self, relation, row):
+                                def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
                                     try:
                                         apply = self._appliers[relation]
@@ -42004,7 +42753,12 @@ def _make_derived1():
                                     if self._pending is not None:
                                         self._flush()
 
-                                def update(self, relation, rows, mults=None):
+                                def update(
+                                    self,
+                                    relation: str,
+                                    rows: Iterable[Sequence],
+                                    mults: Sequence[int] | None = None,
+                                ) -> None:
                                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -42271,7 +43025,7 @@ def _make_derived1():
                                         return None
                                     return _m1
 
-                                def enumerate(self):
+                                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                     """Yield (row, multiplicity) for the current result, with constant
                                     delay: nested loops over N, every loop step produces output.
                                     """
@@ -42281,13 +43035,13 @@ def _make_derived1():
                                     ), _m1 in self.catalog_returns_root.items():
                                         yield (v_cr_order_number, v_cr_item_sk), 1
 
-                                def rows(self):
+                                def rows(self) -> Iterator[tuple]:
                                     """The result as SQL defines it: a row with multiplicity k, k times."""
                                     for row, m in self.enumerate():
                                         for _ in range(m):
                                             yield row
 
-                                def multiplicity(self, row):
+                                def multiplicity(self, row: Sequence) -> int:
                                     """How often `row` is in the result, in O(1)."""
                                     if len(row) != 2:
                                         return 0
@@ -42297,7 +43051,7 @@ def _make_derived1():
                                         return 0
                                     return 1
 
-                                def deltas(self):
+                                def deltas(self) -> list[tuple[tuple, int]]:
                                     """The changes (row, change) reported for the last update call (push mode)."""
                                     return list(self._changes)
 
@@ -42334,7 +43088,7 @@ def _make_derived1():
                                             changes.append((row, -1))
                                     return changes
 
-                                def snapshot(self):
+                                def snapshot(self) -> dict:
                                     """The view's state as plain data (for checkpoints); see restore()."""
                                     return copy.deepcopy(
                                         {
@@ -42347,7 +43101,7 @@ def _make_derived1():
                                         }
                                     )
 
-                                def restore(self, snapshot):
+                                def restore(self, snapshot: dict) -> None:
                                     """Load a snapshot() of a view of the same query and state layout
                                     into this view; refused (ViewError, view unchanged) otherwise.
                                     """
@@ -42485,8 +43239,13 @@ def _make_derived1():
                             )
                             QUERY_ID = "38927cba947b8653"
                             LAYOUT_ID = "7651229474dd7f65"  # the state's layout: snapshots restore only here
+                            STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                            def __init__(self, on_delta=None, push=False):
+                            def __init__(
+                                self,
+                                on_delta: Callable[[tuple, int], None] | None = None,
+                                push: bool = False,
+                            ) -> None:
                                 self.catalog_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
@@ -42520,7 +43279,7 @@ def _make_derived1():
                                 if self._pending:
                                     self._flush()
 
-                            def insert(self, relation, row):
+                            def insert(self, relation: str, row: Sequence) -> None:
                                 """Insert one row into `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -42534,7 +43293,7 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def delete(self, relation, row):
+                            def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
                                 try:
                                     apply = self._appliers[relation]
@@ -42548,7 +43307,12 @@ def _make_derived1():
                                 if self._pending is not None:
                                     self._flush()
 
-                            def update(self, relation, rows, mults=None):
+                            def update(
+                                self,
+                                relation: str,
+                                rows: Iterable[Sequence],
+                                mults: Sequence[int] | None = None,
+                            ) -> None:
                                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -42922,7 +43686,7 @@ def _make_derived1():
                                     return None
                                 return _m1
 
-                            def enumerate(self):
+                            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                                 """Yield (row, multiplicity) for the current result, with constant
                                 delay: nested loops over N, every loop step produces output.
                                 """
@@ -42944,19 +43708,19 @@ def _make_derived1():
                                         None,
                                     ), _m1
 
-                            def rows(self):
+                            def rows(self) -> Iterator[tuple]:
                                 """The result as SQL defines it: a row with multiplicity k, k times."""
                                 for row, m in self.enumerate():
                                     for _ in range(m):
                                         yield row
 
-                            def multiplicity(self, row):
+                            def multiplicity(self, row: Sequence) -> int:
                                 """How often `row` is in the result, in O(1)."""
                                 raise ViewError(
                                     "multiplicity() needs a SELECT list of plain columns"
                                 )
 
-                            def deltas(self):
+                            def deltas(self) -> list[tuple[tuple, int]]:
                                 """The changes (row, change) reported for the last update call (push mode)."""
                                 return list(self._changes)
 
@@ -42985,7 +43749,7 @@ def _make_derived1():
                                         changes.append((row, change))
                                 return changes
 
-                            def snapshot(self):
+                            def snapshot(self) -> dict:
                                 """The view's state as plain data (for checkpoints); see restore()."""
                                 return copy.deepcopy(
                                     {
@@ -43001,7 +43765,7 @@ def _make_derived1():
                                     }
                                 )
 
-                            def restore(self, snapshot):
+                            def restore(self, snapshot: dict) -> None:
                                 """Load a snapshot() of a view of the same query and state layout
                                 into this view; refused (ViewError, view unchanged) otherwise.
                                 """
@@ -43247,8 +44011,13 @@ def _make_derived1():
                     )
                     QUERY_ID = "28f9fecacedc77d4"
                     LAYOUT_ID = "3664e2b455b6038f"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.derived1__rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.n0_root = {}  # root n0: its tuples
@@ -43293,7 +44062,7 @@ def _make_derived1():
                         if self._pending:
                             self._flush()
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -43307,7 +44076,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -43321,7 +44090,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -44086,7 +44860,7 @@ def _make_derived1():
                             _a2,
                         )
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for key, e in self._result.items():
@@ -44094,13 +44868,13 @@ def _make_derived1():
                             if out is not None:
                                 yield out, 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 6:
                             return 0
@@ -44112,7 +44886,7 @@ def _make_derived1():
                         )  # no such group
                         return int(_same(out, row))
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -44177,7 +44951,7 @@ def _make_derived1():
                                         del reported[group]
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -44198,7 +44972,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -44363,8 +45137,13 @@ def _make_derived1():
                 COLUMNS = ("k1", "k2", "k3")
                 QUERY_ID = "85e99f3da4f61320"
                 LAYOUT_ID = "a51b4c2cbfabd062"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.derived1__rows = {}  # input rows: row -> multiplicity
                     self.cs_root = {}  # root cs: its tuples
                     self._appliers = {
@@ -44387,7 +45166,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -44401,7 +45180,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -44415,7 +45194,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -44595,7 +45379,7 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (
@@ -44605,13 +45389,13 @@ def _make_derived1():
                     ), _m1 in self.cs_root.items():
                         yield (v_cs_customer_sk, v_cs_sold_year, v_cs_item_sk), 1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 3:
                         return 0
@@ -44621,7 +45405,7 @@ def _make_derived1():
                         return 0
                     return 1
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -44655,7 +45439,7 @@ def _make_derived1():
                             changes.append((row, -1))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -44669,7 +45453,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -44946,8 +45730,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "041bd7393f192513"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
                 self.oj1_root = {}  # root oj1: its tuples
                 self._appliers = {
@@ -44978,7 +45769,7 @@ def _make_derived1():
                 if self._pending:
                     self._flush()
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -44992,7 +45783,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -45006,7 +45797,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -45416,7 +46212,7 @@ def _make_derived1():
                     return None
                 return _m1
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for (
@@ -45445,17 +46241,17 @@ def _make_derived1():
                         None,
                     ), _m1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 raise ViewError("multiplicity() needs a SELECT list of plain columns")
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -45483,7 +46279,7 @@ def _make_derived1():
                         changes.append((row, change))
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -45500,7 +46296,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -45864,8 +46660,11 @@ class View:
     )
     QUERY_ID = "569c71946075176f"
     LAYOUT_ID = "1139d66091347c7f"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.oj2_root = {}  # root oj2: its tuples
         self._appliers = {
@@ -45890,7 +46689,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -45904,7 +46703,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -45918,7 +46717,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -46233,22 +47037,22 @@ class View:
             return None
         return _m1
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -46277,7 +47081,7 @@ class View:
                 changes.append((row, change))
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -46292,7 +47096,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -46325,3 +47129,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

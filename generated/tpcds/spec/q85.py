@@ -84,6 +84,7 @@
 # non-simple GJT: O(|db| + |u|) per update in the worst case; (((((((cd_marital_status = 'M') AND (cd_marital_status = cd2_cd_marital_status)) AND (cd_education_status = 'Advanced Degree')) AND (cd_education_status = cd2_cd_education_status)) AND ((ws_sales_price >= 100.0) AND (ws_sales_price <= 150.0))) OR (((((cd_marital_status = 'S') AND (cd_marital_status = cd2_cd_marital_status)) AND (cd_education_status = 'College')) AND (cd_education_status = cd2_cd_education_status)) AND ((ws_sales_price >= 50.0) AND (ws_sales_price <= 100.0)))) OR (((((cd_marital_status = 'W') AND (cd_marital_status = cd2_cd_marital_status)) AND (cd_education_status = '2 yr Degree')) AND (cd_education_status = cd2_cd_education_status)) AND ((ws_sales_price >= 150.0) AND (ws_sales_price <= 200.0)))), (((((ca_country = 'United States') AND IN(ca_state, 'IN', 'OH', 'NJ')) AND ((ws_net_profit >= 100) AND (ws_net_profit <= 200))) OR (((ca_country = 'United States') AND IN(ca_state, 'WI', 'CT', 'KY')) AND ((ws_net_profit >= 150) AND (ws_net_profit <= 300)))) OR (((ca_country = 'United States') AND IN(ca_state, 'LA', 'IA', 'AR')) AND ((ws_net_profit >= 50) AND (ws_net_profit <= 250)))) fits no tree edge: checked on each row of the query without it, whose result is materialised (memory proportional to that result); not free-connex: output widened by ws_item_sk, ws_order_number, wr_refunded_cdemo_sk, wr_refunded_addr_sk, wr_returning_cdemo_sk, wr_reason_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -383,8 +384,11 @@ class View:
     )
     QUERY_ID = "983a96fbe3b0f065"
     LAYOUT_ID = "267adfdeb0b711b3"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.web_sales_rows = {}  # input rows: row -> multiplicity
         self.web_returns_rows = {}  # input rows: row -> multiplicity
         self.web_page_rows = {}  # input rows: row -> multiplicity
@@ -492,7 +496,7 @@ class View:
         self._reported = {}  # push mode: group key -> the row last reported
         self._changes = []
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -506,7 +510,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -520,7 +524,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -13413,22 +13422,22 @@ class View:
             _a2,
         )
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -13492,7 +13501,7 @@ class View:
                         del reported[group]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -13538,7 +13547,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -13606,3 +13615,8 @@ class View:
             raise ViewError(
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -33,6 +33,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -98,6 +99,7 @@ def _make_derived1():
             # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ss_sold_date_sk, ss_customer_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -208,8 +210,13 @@ def _make_derived1():
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "8f1fe100e79331d3"
                 LAYOUT_ID = "81aaa85a4a4c51e1"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -254,7 +261,7 @@ def _make_derived1():
                     self._report = push or on_delta is not None
                     self._changes = []
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -268,7 +275,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -282,7 +289,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -1236,24 +1248,24 @@ def _make_derived1():
                         return None
                     return _m4 * _m6 * _m8
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for row, m in self._result.items():
                         yield row, 1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     m = self._result.get(tuple(row), 0)
                     return min(m, 1)
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -1290,7 +1302,7 @@ def _make_derived1():
                             changes.append((row, -1))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -1314,7 +1326,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -1397,6 +1409,7 @@ def _make_derived1():
             # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by cs_sold_date_sk, cs_bill_customer_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -1518,8 +1531,13 @@ def _make_derived1():
                 COLUMNS = ("c_last_name", "c_first_name", "d_date")
                 QUERY_ID = "eeb077717d5273fe"
                 LAYOUT_ID = "1bd46dd2981a1eeb"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_rows = {}  # input rows: row -> multiplicity
@@ -1564,7 +1582,7 @@ def _make_derived1():
                     self._report = push or on_delta is not None
                     self._changes = []
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1578,7 +1596,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1592,7 +1610,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -2705,24 +2728,24 @@ def _make_derived1():
                         return None
                     return _m4 * _m6 * _m8
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for row, m in self._result.items():
                         yield row, 1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     m = self._result.get(tuple(row), 0)
                     return min(m, 1)
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -2759,7 +2782,7 @@ def _make_derived1():
                             changes.append((row, -1))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -2783,7 +2806,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -2952,6 +2975,7 @@ def _make_derived1():
         # non-simple GJT: O(|db| + |u|) per update in the worst case; not free-connex: output widened by ws_sold_date_sk, ws_bill_customer_sk, the projected result is materialised (memory proportional to the result) and maintained from the widened query's deltas.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -3075,8 +3099,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "5a77c00cb049d7e5"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.customer_rows = {}  # input rows: row -> multiplicity
@@ -3121,7 +3152,7 @@ def _make_derived1():
                 self._report = push or on_delta is not None
                 self._changes = []
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -3135,7 +3166,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -3149,7 +3180,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -4127,24 +4163,24 @@ def _make_derived1():
                     return None
                 return _m4 * _m6 * _m8
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for row, m in self._result.items():
                     yield row, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 m = self._result.get(tuple(row), 0)
                 return min(m, 1)
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -4181,7 +4217,7 @@ def _make_derived1():
                         changes.append((row, -1))
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -4205,7 +4241,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -4509,8 +4545,11 @@ class View:
     COLUMNS = ("count(*)",)
     QUERY_ID = "676503cbff4c21f6"
     LAYOUT_ID = "66eb6e37ab14f874"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.cool_cust_root = {}  # root cool_cust: its tuples
         self._appliers = {
@@ -4539,7 +4578,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -4553,7 +4592,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -4567,7 +4606,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -4748,7 +4792,7 @@ class View:
         _a0 = p
         return (_a0,)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         p = self._lookup()
@@ -4756,13 +4800,13 @@ class View:
         if row is not None:
             yield row, 1
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 1:
             return 0
@@ -4771,7 +4815,7 @@ class View:
         out = self._group_row(_ZERO if p is None else p)
         return int(_same(out, row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -4812,7 +4856,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -4827,7 +4871,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -4860,3 +4904,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

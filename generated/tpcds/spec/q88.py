@@ -115,6 +115,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -191,6 +192,7 @@ def _make_derived1():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -312,8 +314,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -361,7 +368,7 @@ def _make_derived1():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -375,7 +382,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -389,7 +396,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -1313,7 +1325,7 @@ def _make_derived1():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -1321,13 +1333,13 @@ def _make_derived1():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -1336,7 +1348,7 @@ def _make_derived1():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -1377,7 +1389,7 @@ def _make_derived1():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -1400,7 +1412,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -1496,6 +1508,7 @@ def _make_derived2():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -1617,8 +1630,13 @@ def _make_derived2():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -1666,7 +1684,7 @@ def _make_derived2():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1680,7 +1698,7 @@ def _make_derived2():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1694,7 +1712,12 @@ def _make_derived2():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -2618,7 +2641,7 @@ def _make_derived2():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -2626,13 +2649,13 @@ def _make_derived2():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -2641,7 +2664,7 @@ def _make_derived2():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -2682,7 +2705,7 @@ def _make_derived2():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -2705,7 +2728,7 @@ def _make_derived2():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -2801,6 +2824,7 @@ def _make_derived3():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -2922,8 +2946,13 @@ def _make_derived3():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -2971,7 +3000,7 @@ def _make_derived3():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -2985,7 +3014,7 @@ def _make_derived3():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -2999,7 +3028,12 @@ def _make_derived3():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -3923,7 +3957,7 @@ def _make_derived3():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -3931,13 +3965,13 @@ def _make_derived3():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -3946,7 +3980,7 @@ def _make_derived3():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -3987,7 +4021,7 @@ def _make_derived3():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -4010,7 +4044,7 @@ def _make_derived3():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -4106,6 +4140,7 @@ def _make_derived4():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -4227,8 +4262,13 @@ def _make_derived4():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -4276,7 +4316,7 @@ def _make_derived4():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -4290,7 +4330,7 @@ def _make_derived4():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -4304,7 +4344,12 @@ def _make_derived4():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -5228,7 +5273,7 @@ def _make_derived4():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -5236,13 +5281,13 @@ def _make_derived4():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -5251,7 +5296,7 @@ def _make_derived4():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -5292,7 +5337,7 @@ def _make_derived4():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -5315,7 +5360,7 @@ def _make_derived4():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -5411,6 +5456,7 @@ def _make_derived5():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -5532,8 +5578,13 @@ def _make_derived5():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -5581,7 +5632,7 @@ def _make_derived5():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -5595,7 +5646,7 @@ def _make_derived5():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -5609,7 +5660,12 @@ def _make_derived5():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -6533,7 +6589,7 @@ def _make_derived5():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -6541,13 +6597,13 @@ def _make_derived5():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -6556,7 +6612,7 @@ def _make_derived5():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -6597,7 +6653,7 @@ def _make_derived5():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -6620,7 +6676,7 @@ def _make_derived5():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -6716,6 +6772,7 @@ def _make_derived6():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -6837,8 +6894,13 @@ def _make_derived6():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -6886,7 +6948,7 @@ def _make_derived6():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -6900,7 +6962,7 @@ def _make_derived6():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -6914,7 +6976,12 @@ def _make_derived6():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -7838,7 +7905,7 @@ def _make_derived6():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -7846,13 +7913,13 @@ def _make_derived6():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -7861,7 +7928,7 @@ def _make_derived6():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -7902,7 +7969,7 @@ def _make_derived6():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -7925,7 +7992,7 @@ def _make_derived6():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -8021,6 +8088,7 @@ def _make_derived7():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -8142,8 +8210,13 @@ def _make_derived7():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -8191,7 +8264,7 @@ def _make_derived7():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -8205,7 +8278,7 @@ def _make_derived7():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -8219,7 +8292,12 @@ def _make_derived7():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -9143,7 +9221,7 @@ def _make_derived7():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -9151,13 +9229,13 @@ def _make_derived7():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -9166,7 +9244,7 @@ def _make_derived7():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -9207,7 +9285,7 @@ def _make_derived7():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -9230,7 +9308,7 @@ def _make_derived7():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -9326,6 +9404,7 @@ def _make_derived8():
     # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -9447,8 +9526,13 @@ def _make_derived8():
         LAYOUT_ID = (
             "62ad7a5ef10648db"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
@@ -9496,7 +9580,7 @@ def _make_derived8():
                     for row, change in self._changes:
                         on_delta(row, change)
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -9510,7 +9594,7 @@ def _make_derived8():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -9524,7 +9608,12 @@ def _make_derived8():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -10448,7 +10537,7 @@ def _make_derived8():
             _a0 = p
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             p = self._lookup()
@@ -10456,13 +10545,13 @@ def _make_derived8():
             if row is not None:
                 yield row, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -10471,7 +10560,7 @@ def _make_derived8():
             out = self._group_row(_ZERO if p is None else p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -10512,7 +10601,7 @@ def _make_derived8():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -10535,7 +10624,7 @@ def _make_derived8():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -10685,8 +10774,11 @@ class View:
     )
     QUERY_ID = "4dce620e48c1c454"
     LAYOUT_ID = "c9187568df41dba9"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.derived3_rows = {}  # input rows: row -> multiplicity
@@ -10791,7 +10883,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -10805,7 +10897,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -10819,7 +10911,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -12406,7 +12503,7 @@ class View:
             return None
         return _m3 * _m5 * _m7 * _m9 * _m11 * _m13 * _m15 * _m17
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         for (), _m1 in self.n0_root.items():
@@ -12433,13 +12530,13 @@ class View:
                                                 v_h12_to_12_30,
                                             ), _m2 * _m3 * _m4 * _m5 * _m6 * _m7 * _m8 * _m9
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 8:
             return 0
@@ -12467,7 +12564,7 @@ class View:
             return 0
         return p
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -12495,7 +12592,7 @@ class View:
                 changes.append((row, change))
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -12545,7 +12642,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -12625,3 +12722,8 @@ class View:
         self.sub_derived6._check_snapshot(state["sub:sub_derived6"])
         self.sub_derived7._check_snapshot(state["sub:sub_derived7"])
         self.sub_derived8._check_snapshot(state["sub:sub_derived8"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -35,6 +35,7 @@
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
 import datetime
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedDict, SortedKeyList
@@ -193,6 +194,7 @@ def _make_scalar_1():
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
     import datetime
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -305,8 +307,13 @@ def _make_scalar_1():
         LAYOUT_ID = (
             "cbe6a8beb7dc1a72"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.web_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.n0_root = {}  # root n0: its tuples
@@ -329,7 +336,7 @@ def _make_scalar_1():
             self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -343,7 +350,7 @@ def _make_scalar_1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -357,7 +364,12 @@ def _make_scalar_1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -793,7 +805,7 @@ def _make_scalar_1():
             _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
             return (v_ws_item_sk, (None if _a0 is None else (1.3 * _a0)))
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v_ws_item_sk, _m1 in self.n0_root.items():
@@ -801,13 +813,13 @@ def _make_scalar_1():
                 if out is not None:
                     yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 2:
                 return 0
@@ -817,7 +829,7 @@ def _make_scalar_1():
             out = None if p is None else self._group_row(*key, p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -858,7 +870,7 @@ def _make_scalar_1():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -875,7 +887,7 @@ def _make_scalar_1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -1025,8 +1037,11 @@ class View:
     COLUMNS = ("excess discount amount",)
     QUERY_ID = "42ea2c0b6ab8b54b"
     LAYOUT_ID = "486dde5e381b17a4"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.web_sales_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
@@ -1075,7 +1090,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -1089,7 +1104,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -1103,7 +1118,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -1640,22 +1660,22 @@ class View:
         _a0 = None if p[0] == 0 else (p[1] / 100)
         return (_a0,)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -1697,7 +1717,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -1721,7 +1741,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -1768,3 +1788,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_scalar_1._check_snapshot(state["sub:sub_scalar_1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -20,6 +20,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -159,6 +160,7 @@ def _make_derived1():
     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -206,6 +208,7 @@ def _make_derived1():
             # non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
             import re
 
@@ -264,8 +267,13 @@ def _make_derived1():
                 COLUMNS = ("customer__c_custkey", "orders__o_orderkey")
                 QUERY_ID = "b0980aa8f4bdddcc"
                 LAYOUT_ID = "78dd56bc7992699c"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.orders_rows = {}  # input rows: row -> multiplicity
                     self.n0_root = {}  # root n0: its tuples
@@ -287,7 +295,7 @@ def _make_derived1():
                     self._pending = {} if (push or on_delta is not None) else None
                     self._changes = []
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -301,7 +309,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -315,7 +323,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -703,19 +716,19 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for (v_c_custkey, v_o_orderkey), _m1 in self.n0_root.items():
                         yield (v_c_custkey, v_o_orderkey), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     if len(row) != 2:
                         return 0
@@ -725,7 +738,7 @@ def _make_derived1():
                         return 0
                     return p
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -753,7 +766,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -769,7 +782,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -840,6 +853,7 @@ def _make_derived1():
             # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
             """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+            from collections.abc import Callable, Iterable, Iterator, Sequence
             import copy
 
             _EMPTY = {}  # read-only stand-in for a missing index group
@@ -879,6 +893,7 @@ def _make_derived1():
                 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
                 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+                from collections.abc import Callable, Iterable, Iterator, Sequence
                 import copy
                 import re
 
@@ -931,8 +946,13 @@ def _make_derived1():
                     COLUMNS = ("k1",)
                     QUERY_ID = "1947d3b1f44d2f6a"
                     LAYOUT_ID = "85fb94f6ec2289ae"  # the state's layout: snapshots restore only here
+                    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                    def __init__(self, on_delta=None, push=False):
+                    def __init__(
+                        self,
+                        on_delta: Callable[[tuple, int], None] | None = None,
+                        push: bool = False,
+                    ) -> None:
                         self.orders_rows = {}  # input rows: row -> multiplicity
                         self.orders_root = {}  # root orders: its tuples
                         self._appliers = {"orders": self._apply_orders}
@@ -945,7 +965,7 @@ def _make_derived1():
                         self._pending = {} if (push or on_delta is not None) else None
                         self._changes = []
 
-                    def insert(self, relation, row):
+                    def insert(self, relation: str, row: Sequence) -> None:
                         """Insert one row into `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -959,7 +979,7 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def delete(self, relation, row):
+                    def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
                         try:
                             apply = self._appliers[relation]
@@ -973,7 +993,12 @@ def _make_derived1():
                         if self._pending is not None:
                             self._flush()
 
-                    def update(self, relation, rows, mults=None):
+                    def update(
+                        self,
+                        relation: str,
+                        rows: Iterable[Sequence],
+                        mults: Sequence[int] | None = None,
+                    ) -> None:
                         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                         All or nothing: if a row is bad, the rows before it are undone and the
@@ -1174,19 +1199,19 @@ def _make_derived1():
                             return None
                         return _m1
 
-                    def enumerate(self):
+                    def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
                         delay: nested loops over N, every loop step produces output."""
                         for v_o_custkey, _m1 in self.orders_root.items():
                             yield (v_o_custkey,), 1
 
-                    def rows(self):
+                    def rows(self) -> Iterator[tuple]:
                         """The result as SQL defines it: a row with multiplicity k, k times."""
                         for row, m in self.enumerate():
                             for _ in range(m):
                                 yield row
 
-                    def multiplicity(self, row):
+                    def multiplicity(self, row: Sequence) -> int:
                         """How often `row` is in the result, in O(1)."""
                         if len(row) != 1:
                             return 0
@@ -1196,7 +1221,7 @@ def _make_derived1():
                             return 0
                         return 1
 
-                    def deltas(self):
+                    def deltas(self) -> list[tuple[tuple, int]]:
                         """The changes (row, change) reported for the last update call (push mode)."""
                         return list(self._changes)
 
@@ -1230,7 +1255,7 @@ def _make_derived1():
                                 changes.append((row, -1))
                         return changes
 
-                    def snapshot(self):
+                    def snapshot(self) -> dict:
                         """The view's state as plain data (for checkpoints); see restore()."""
                         return copy.deepcopy(
                             {
@@ -1243,7 +1268,7 @@ def _make_derived1():
                             }
                         )
 
-                    def restore(self, snapshot):
+                    def restore(self, snapshot: dict) -> None:
                         """Load a snapshot() of a view of the same query and state layout
                         into this view; refused (ViewError, view unchanged) otherwise.
                         """
@@ -1322,8 +1347,13 @@ def _make_derived1():
                 COLUMNS = ("customer__c_custkey", "orders__o_orderkey")
                 QUERY_ID = "b8675818fec3ac8d"
                 LAYOUT_ID = "f0e3006e9bf36015"  # the state's layout: snapshots restore only here
+                STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-                def __init__(self, on_delta=None, push=False):
+                def __init__(
+                    self,
+                    on_delta: Callable[[tuple, int], None] | None = None,
+                    push: bool = False,
+                ) -> None:
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.customer_root = {}  # root customer: its tuples
                     self._appliers = {
@@ -1351,7 +1381,7 @@ def _make_derived1():
                     if self._pending:
                         self._flush()
 
-                def insert(self, relation, row):
+                def insert(self, relation: str, row: Sequence) -> None:
                     """Insert one row into `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1365,7 +1395,7 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def delete(self, relation, row):
+                def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
                     try:
                         apply = self._appliers[relation]
@@ -1379,7 +1409,12 @@ def _make_derived1():
                     if self._pending is not None:
                         self._flush()
 
-                def update(self, relation, rows, mults=None):
+                def update(
+                    self,
+                    relation: str,
+                    rows: Iterable[Sequence],
+                    mults: Sequence[int] | None = None,
+                ) -> None:
                     """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                     All or nothing: if a row is bad, the rows before it are undone and the
@@ -1586,25 +1621,25 @@ def _make_derived1():
                         return None
                     return _m1
 
-                def enumerate(self):
+                def enumerate(self) -> Iterator[tuple[tuple, int]]:
                     """Yield (row, multiplicity) for the current result, with constant
                     delay: nested loops over N, every loop step produces output."""
                     for v_c_custkey, _m1 in self.customer_root.items():
                         yield (v_c_custkey, None), _m1
 
-                def rows(self):
+                def rows(self) -> Iterator[tuple]:
                     """The result as SQL defines it: a row with multiplicity k, k times."""
                     for row, m in self.enumerate():
                         for _ in range(m):
                             yield row
 
-                def multiplicity(self, row):
+                def multiplicity(self, row: Sequence) -> int:
                     """How often `row` is in the result, in O(1)."""
                     raise ViewError(
                         "multiplicity() needs a SELECT list of plain columns"
                     )
 
-                def deltas(self):
+                def deltas(self) -> list[tuple[tuple, int]]:
                     """The changes (row, change) reported for the last update call (push mode)."""
                     return list(self._changes)
 
@@ -1632,7 +1667,7 @@ def _make_derived1():
                             changes.append((row, change))
                     return changes
 
-                def snapshot(self):
+                def snapshot(self) -> dict:
                     """The view's state as plain data (for checkpoints); see restore()."""
                     return copy.deepcopy(
                         {
@@ -1648,7 +1683,7 @@ def _make_derived1():
                         }
                     )
 
-                def restore(self, snapshot):
+                def restore(self, snapshot: dict) -> None:
                     """Load a snapshot() of a view of the same query and state layout
                     into this view; refused (ViewError, view unchanged) otherwise."""
                     self._check_snapshot(snapshot)
@@ -1797,8 +1832,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "639f6cecd248bfff"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.oj1_root = {}  # root oj1: its tuples
             self._appliers = {
@@ -1817,7 +1857,7 @@ def _make_derived1():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1831,7 +1871,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1845,7 +1885,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -1985,7 +2030,7 @@ def _make_derived1():
             _a0 = p[1]
             return (v_customer__c_custkey, _a0)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v_customer__c_custkey, _m1 in self.oj1_root.items():
@@ -1993,13 +2038,13 @@ def _make_derived1():
                 if out is not None:
                     yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 2:
                 return 0
@@ -2009,7 +2054,7 @@ def _make_derived1():
             out = None if p is None else self._group_row(*key, p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -2050,7 +2095,7 @@ def _make_derived1():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -2065,7 +2110,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -2140,8 +2185,11 @@ class View:
     COLUMNS = ("c_count", "custdist")
     QUERY_ID = "78f2f51f98d6bb6a"
     LAYOUT_ID = "96da82dba15022bd"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.c_orders_root = {}  # root c_orders: its tuples
         self._appliers = {
@@ -2162,7 +2210,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -2176,7 +2224,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -2190,7 +2238,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -2330,22 +2383,22 @@ class View:
         _a0 = p
         return (v_c_count, _a0)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -2387,7 +2440,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -2403,7 +2456,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -2442,3 +2495,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -26,6 +26,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -150,6 +151,7 @@ def _make_derived1():
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
     import datetime
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     _EMPTY = {}  # read-only stand-in for a missing index group
@@ -214,8 +216,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "6502c3dc15cfa7ab"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.lineitem_root = {}  # root lineitem: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
@@ -227,7 +234,7 @@ def _make_derived1():
             self._reported = {}  # push mode: group key -> the row last reported
             self._changes = []
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -241,7 +248,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -255,7 +262,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -490,7 +502,7 @@ def _make_derived1():
             _a0 = None if p[0] == 0 else (p[1] / 10000)
             return (v_l_suppkey, _a0)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for v_l_suppkey, _m1 in self.lineitem_root.items():
@@ -498,13 +510,13 @@ def _make_derived1():
                 if out is not None:
                     yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 2:
                 return 0
@@ -514,7 +526,7 @@ def _make_derived1():
             out = None if p is None else self._group_row(*key, p)
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -555,7 +567,7 @@ def _make_derived1():
                         del reported[key]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -569,7 +581,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -627,6 +639,7 @@ def _make_scalar_2():
     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     from sortedcontainers import SortedDict
@@ -674,6 +687,7 @@ def _make_scalar_2():
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
         import datetime
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -738,8 +752,15 @@ def _make_scalar_2():
             LAYOUT_ID = (
                 "6502c3dc15cfa7ab"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.lineitem_rows = {}  # input rows: row -> multiplicity
                 self.lineitem_root = {}  # root lineitem: its tuples
                 self._appliers = {"lineitem": self._apply_lineitem}
@@ -751,7 +772,7 @@ def _make_scalar_2():
                 self._reported = {}  # push mode: group key -> the row last reported
                 self._changes = []
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -765,7 +786,7 @@ def _make_scalar_2():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -779,7 +800,12 @@ def _make_scalar_2():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -1026,7 +1052,7 @@ def _make_scalar_2():
                 _a0 = None if p[0] == 0 else (p[1] / 10000)
                 return (v_l_suppkey, _a0)
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for v_l_suppkey, _m1 in self.lineitem_root.items():
@@ -1034,13 +1060,13 @@ def _make_scalar_2():
                     if out is not None:
                         yield out, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 2:
                     return 0
@@ -1050,7 +1076,7 @@ def _make_scalar_2():
                 out = None if p is None else self._group_row(*key, p)
                 return int(_same(out, row))
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -1091,7 +1117,7 @@ def _make_scalar_2():
                             del reported[key]
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -1105,7 +1131,7 @@ def _make_scalar_2():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -1181,8 +1207,13 @@ def _make_scalar_2():
         LAYOUT_ID = (
             "31be0753958731b7"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
             self.revenue0_root = {}  # root revenue0: its tuples
             self._appliers = {"lineitem": self._apply_lineitem}
@@ -1209,7 +1240,7 @@ def _make_scalar_2():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1223,7 +1254,7 @@ def _make_scalar_2():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1237,7 +1268,12 @@ def _make_scalar_2():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -1363,7 +1399,7 @@ def _make_scalar_2():
             _a0 = None if e is None or not e[1] else e[1].peekitem(-1)[0]
             return (_a0,)
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             e = self._result.get(())
@@ -1373,13 +1409,13 @@ def _make_scalar_2():
             if out is not None:
                 yield out, 1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             if len(row) != 1:
                 return 0
@@ -1393,7 +1429,7 @@ def _make_scalar_2():
             )
             return int(_same(out, row))
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -1459,7 +1495,7 @@ def _make_scalar_2():
                             del reported[group]
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -1475,7 +1511,7 @@ def _make_scalar_2():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -1562,8 +1598,11 @@ class View:
     COLUMNS = ("s_suppkey", "s_name", "s_address", "s_phone", "total_revenue")
     QUERY_ID = "586e81b2d8db2586"
     LAYOUT_ID = "d64e339f0a0f0e16"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.supplier_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
@@ -1606,7 +1645,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -1620,7 +1659,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -1634,7 +1673,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -2172,22 +2216,22 @@ class View:
             return None
         return _m3 * _m5
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         return self._ordered.items()  # in ORDER BY order: rows are kept sorted
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         return self._ordered.multiplicity(tuple(row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -2216,7 +2260,7 @@ class View:
                 changes.append((row, change))
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -2239,7 +2283,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -2286,3 +2330,8 @@ class View:
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
         self.sub_scalar_2._check_snapshot(state["sub:sub_scalar_2"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -50,6 +50,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; ((((((((((p_partkey = l_partkey) AND (p_brand = 'Brand#12')) AND IN(p_container, 'SM CASE', 'SM BOX', 'SM PACK', 'SM PKG')) AND (l_quantity >= 1)) AND (l_quantity <= 11)) AND ((p_size >= 1) AND (p_size <= 5))) AND IN(l_shipmode, 'AIR', 'AIR REG')) AND (l_shipinstruct = 'DELIVER IN PERSON')) OR ((((((((p_partkey = l_partkey) AND (p_brand = 'Brand#23')) AND IN(p_container, 'MED BAG', 'MED BOX', 'MED PKG', 'MED PACK')) AND (l_quantity >= 10)) AND (l_quantity <= 20)) AND ((p_size >= 1) AND (p_size <= 10))) AND IN(l_shipmode, 'AIR', 'AIR REG')) AND (l_shipinstruct = 'DELIVER IN PERSON'))) OR ((((((((p_partkey = l_partkey) AND (p_brand = 'Brand#34')) AND IN(p_container, 'LG CASE', 'LG BOX', 'LG PACK', 'LG PKG')) AND (l_quantity >= 20)) AND (l_quantity <= 30)) AND ((p_size >= 1) AND (p_size <= 15))) AND IN(l_shipmode, 'AIR', 'AIR REG')) AND (l_shipinstruct = 'DELIVER IN PERSON'))) fits no tree edge: checked on each row of the query without it, whose result is materialised (memory proportional to that result).
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 _EMPTY = {}  # read-only stand-in for a missing index group
@@ -154,8 +155,11 @@ class View:
     COLUMNS = ("revenue",)
     QUERY_ID = "446eb4af1cd1c5d0"
     LAYOUT_ID = "659f7e63a238f1dc"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.lineitem_rows = {}  # input rows: row -> multiplicity
         self.part_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
@@ -188,7 +192,7 @@ class View:
                 for row, change in self._changes:
                     on_delta(row, change)
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -202,7 +206,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -216,7 +220,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -1347,7 +1356,7 @@ class View:
         _a0 = None if p[0] == 0 else (p[1] / 10000)
         return (_a0,)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         e = self._result.get(())
@@ -1355,13 +1364,13 @@ class View:
         if out is not None:
             yield out, 1
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 1:
             return 0
@@ -1375,7 +1384,7 @@ class View:
         )
         return int(_same(out, row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -1432,7 +1441,7 @@ class View:
                         del reported[group]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -1452,7 +1461,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -1494,3 +1503,8 @@ class View:
             raise ViewError(
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names

@@ -21,6 +21,7 @@
 # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import copy
 
 from sortedcontainers import SortedKeyList
@@ -121,6 +122,7 @@ def _make_derived1():
     # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
     """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     import copy
 
     from sortedcontainers import SortedDict
@@ -181,6 +183,7 @@ def _make_derived1():
         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -229,8 +232,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "85fb94f6ec2289ae"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.orders_rows = {}  # input rows: row -> multiplicity
                 self.orders_root = {}  # root orders: its tuples
                 self._appliers = {"orders": self._apply_orders}
@@ -241,7 +251,7 @@ def _make_derived1():
                 self._pending = {} if (push or on_delta is not None) else None
                 self._changes = []
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -255,7 +265,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -269,7 +279,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -443,19 +458,19 @@ def _make_derived1():
                     return None
                 return _m1
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 for v_o_custkey, _m1 in self.orders_root.items():
                     yield (v_o_custkey,), 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 1:
                     return 0
@@ -465,7 +480,7 @@ def _make_derived1():
                     return 0
                 return 1
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -499,7 +514,7 @@ def _make_derived1():
                         changes.append((row, -1))
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -512,7 +527,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -573,6 +588,7 @@ def _make_derived1():
         # simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
         """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
+        from collections.abc import Callable, Iterable, Iterator, Sequence
         import copy
 
         _EMPTY = {}  # read-only stand-in for a missing index group
@@ -629,8 +645,15 @@ def _make_derived1():
             LAYOUT_ID = (
                 "5074dcc3e36c4d82"  # the state's layout: snapshots restore only here
             )
+            STRICT = (
+                True  # whole input rows counted: a delete of an absent row is refused
+            )
 
-            def __init__(self, on_delta=None, push=False):
+            def __init__(
+                self,
+                on_delta: Callable[[tuple, int], None] | None = None,
+                push: bool = False,
+            ) -> None:
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.customer_root = {}  # root customer: its tuples
                 self._appliers = {"customer": self._apply_customer}
@@ -649,7 +672,7 @@ def _make_derived1():
                         for row, change in self._changes:
                             on_delta(row, change)
 
-            def insert(self, relation, row):
+            def insert(self, relation: str, row: Sequence) -> None:
                 """Insert one row into `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -663,7 +686,7 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def delete(self, relation, row):
+            def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
                 try:
                     apply = self._appliers[relation]
@@ -677,7 +700,12 @@ def _make_derived1():
                 if self._pending is not None:
                     self._flush()
 
-            def update(self, relation, rows, mults=None):
+            def update(
+                self,
+                relation: str,
+                rows: Iterable[Sequence],
+                mults: Sequence[int] | None = None,
+            ) -> None:
                 """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
                 All or nothing: if a row is bad, the rows before it are undone and the
@@ -880,7 +908,7 @@ def _make_derived1():
                 _a0 = None if p[0] == 0 else (p[1] / 100) / p[0]
                 return (_a0,)
 
-            def enumerate(self):
+            def enumerate(self) -> Iterator[tuple[tuple, int]]:
                 """Yield (row, multiplicity) for the current result, with constant
                 delay: nested loops over N, every loop step produces output."""
                 p = self._lookup()
@@ -888,13 +916,13 @@ def _make_derived1():
                 if row is not None:
                     yield row, 1
 
-            def rows(self):
+            def rows(self) -> Iterator[tuple]:
                 """The result as SQL defines it: a row with multiplicity k, k times."""
                 for row, m in self.enumerate():
                     for _ in range(m):
                         yield row
 
-            def multiplicity(self, row):
+            def multiplicity(self, row: Sequence) -> int:
                 """How often `row` is in the result, in O(1)."""
                 if len(row) != 1:
                     return 0
@@ -903,7 +931,7 @@ def _make_derived1():
                 out = self._group_row(_ZERO if p is None else p)
                 return int(_same(out, row))
 
-            def deltas(self):
+            def deltas(self) -> list[tuple[tuple, int]]:
                 """The changes (row, change) reported for the last update call (push mode)."""
                 return list(self._changes)
 
@@ -944,7 +972,7 @@ def _make_derived1():
                             del reported[key]
                 return changes
 
-            def snapshot(self):
+            def snapshot(self) -> dict:
                 """The view's state as plain data (for checkpoints); see restore()."""
                 return copy.deepcopy(
                     {
@@ -958,7 +986,7 @@ def _make_derived1():
                     }
                 )
 
-            def restore(self, snapshot):
+            def restore(self, snapshot: dict) -> None:
                 """Load a snapshot() of a view of the same query and state layout
                 into this view; refused (ViewError, view unchanged) otherwise."""
                 self._check_snapshot(snapshot)
@@ -1037,8 +1065,13 @@ def _make_derived1():
         LAYOUT_ID = (
             "ae97b89eea2d241f"  # the state's layout: snapshots restore only here
         )
+        STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-        def __init__(self, on_delta=None, push=False):
+        def __init__(
+            self,
+            on_delta: Callable[[tuple, int], None] | None = None,
+            push: bool = False,
+        ) -> None:
             self.customer_rows = {}  # input rows: row -> multiplicity
             self.customer_root = {}  # root customer: its tuples
             self._appliers = {
@@ -1068,7 +1101,7 @@ def _make_derived1():
             if self._pending:
                 self._flush()
 
-        def insert(self, relation, row):
+        def insert(self, relation: str, row: Sequence) -> None:
             """Insert one row into `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1082,7 +1115,7 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def delete(self, relation, row):
+        def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
             try:
                 apply = self._appliers[relation]
@@ -1096,7 +1129,12 @@ def _make_derived1():
             if self._pending is not None:
                 self._flush()
 
-        def update(self, relation, rows, mults=None):
+        def update(
+            self,
+            relation: str,
+            rows: Iterable[Sequence],
+            mults: Sequence[int] | None = None,
+        ) -> None:
             """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
             All or nothing: if a row is bad, the rows before it are undone and the
@@ -1383,23 +1421,23 @@ def _make_derived1():
                 return None
             return _m1
 
-        def enumerate(self):
+        def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
             delay: nested loops over N, every loop step produces output."""
             for (v_c_phone, v_c_acctbal), _m1 in self.customer_root.items():
                 yield (v_c_phone[0:2], v_c_acctbal), _m1
 
-        def rows(self):
+        def rows(self) -> Iterator[tuple]:
             """The result as SQL defines it: a row with multiplicity k, k times."""
             for row, m in self.enumerate():
                 for _ in range(m):
                     yield row
 
-        def multiplicity(self, row):
+        def multiplicity(self, row: Sequence) -> int:
             """How often `row` is in the result, in O(1)."""
             raise ViewError("multiplicity() needs a SELECT list of plain columns")
 
-        def deltas(self):
+        def deltas(self) -> list[tuple[tuple, int]]:
             """The changes (row, change) reported for the last update call (push mode)."""
             return list(self._changes)
 
@@ -1427,7 +1465,7 @@ def _make_derived1():
                     changes.append((row, change))
             return changes
 
-        def snapshot(self):
+        def snapshot(self) -> dict:
             """The view's state as plain data (for checkpoints); see restore()."""
             return copy.deepcopy(
                 {
@@ -1446,7 +1484,7 @@ def _make_derived1():
                 }
             )
 
-        def restore(self, snapshot):
+        def restore(self, snapshot: dict) -> None:
             """Load a snapshot() of a view of the same query and state layout
             into this view; refused (ViewError, view unchanged) otherwise."""
             self._check_snapshot(snapshot)
@@ -1531,8 +1569,11 @@ class View:
     COLUMNS = ("cntrycode", "numcust", "totacctbal")
     QUERY_ID = "200dab479e5090de"
     LAYOUT_ID = "d13e1e5ed4f1fe41"  # the state's layout: snapshots restore only here
+    STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
-    def __init__(self, on_delta=None, push=False):
+    def __init__(
+        self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
+    ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.custsale_root = {}  # root custsale: its tuples
         self._appliers = {
@@ -1553,7 +1594,7 @@ class View:
         if self._pending:
             self._flush()
 
-    def insert(self, relation, row):
+    def insert(self, relation: str, row: Sequence) -> None:
         """Insert one row into `relation`."""
         try:
             apply = self._appliers[relation]
@@ -1567,7 +1608,7 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def delete(self, relation, row):
+    def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
         try:
             apply = self._appliers[relation]
@@ -1581,7 +1622,12 @@ class View:
         if self._pending is not None:
             self._flush()
 
-    def update(self, relation, rows, mults=None):
+    def update(
+        self,
+        relation: str,
+        rows: Iterable[Sequence],
+        mults: Sequence[int] | None = None,
+    ) -> None:
         """Apply a batch to one relation: row i changes by mults[i] (default +1).
 
         All or nothing: if a row is bad, the rows before it are undone and the
@@ -1732,7 +1778,7 @@ class View:
         _a1 = None if p[1] == 0 else (p[2] / 100)
         return (v_cntrycode, _a0, _a1)
 
-    def enumerate(self):
+    def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
         # in ORDER BY order: the live groups are kept sorted, each row is
@@ -1744,13 +1790,13 @@ class View:
                 continue
             yield row, 1
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
         for row, m in self.enumerate():
             for _ in range(m):
                 yield row
 
-    def multiplicity(self, row):
+    def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
         if len(row) != 3:
             return 0
@@ -1760,7 +1806,7 @@ class View:
         out = None if p is None else self._group_row(*key, p)
         return int(_same(out, row))
 
-    def deltas(self):
+    def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
         return list(self._changes)
 
@@ -1809,7 +1855,7 @@ class View:
                     del reported[key]
         return changes
 
-    def snapshot(self):
+    def snapshot(self) -> dict:
         """The view's state as plain data (for checkpoints); see restore()."""
         return copy.deepcopy(
             {
@@ -1825,7 +1871,7 @@ class View:
             }
         )
 
-    def restore(self, snapshot):
+    def restore(self, snapshot: dict) -> None:
         """Load a snapshot() of a view of the same query and state layout
         into this view; refused (ViewError, view unchanged) otherwise."""
         self._check_snapshot(snapshot)
@@ -1864,3 +1910,8 @@ class View:
                 f"the snapshot's state is damaged: expected the parts {sorted(names)}, found {found}"
             )
         self.sub_derived1._check_snapshot(state["sub:sub_derived1"])
+
+
+# The names an application reads without building a View.
+RELATIONS = View.RELATIONS  # input relation -> its column names
+COLUMNS = View.COLUMNS  # the result's column names
