@@ -60,13 +60,7 @@ class Config:
 
 # Each has a strict xfail fixture in tests/fixtures/regressions/ (named in
 # the comment); when it flips to XPASS, delete the entry here.
-KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {
-    # having_avg_double_at_boundary.sql: a running float sum's last bits
-    # depend on the update history, so a HAVING comparison of a DOUBLE
-    # SUM/AVG with a value it equals exactly can flip
-    "float_sum_in_having": lambda sql, failure: "result mismatch" in failure
-    and re.search(r"HAVING .*(SUM|AVG)\(a\d\.w\)", sql) is not None,
-}
+KNOWN_BUGS: dict[str, Callable[[str, str], bool]] = {}
 
 
 def known_bug(select_sql: str, failure: str) -> str | None:

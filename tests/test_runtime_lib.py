@@ -233,6 +233,33 @@ def test_mod_takes_the_sign_of_the_dividend(a, b):
     assert sqlfuncs._mod(None, b) is None
 
 
+@given(st.lists(st.floats(-1e300, 1e300), max_size=12))
+def test_exact_float_sums_forget_the_update_history(xs):
+    """A sum kept in `_exact` units is the exact sum rounded once: the same
+    whatever was added and taken away before, and exact for one value."""
+    exact, inexact = sqlfuncs._exact, sqlfuncs._inexact
+    total = sum(exact(x) for x in xs)
+    noisy = sum(exact(x) for x in xs + [1e300, -0.1, 5e-324])
+    noisy -= exact(1e300) + exact(-0.1) + exact(5e-324)
+    assert total == noisy
+    assert inexact(total) == math.fsum(xs)  # fsum: also correctly rounded
+    for x in xs:
+        assert inexact(exact(x)) == x
+        assert inexact(exact(x) * exact(2.0), 2) == x * 2.0  # inf past 1.8e308
+
+
+def test_exact_sums_overflow_to_infinity_as_float_sums_do():
+    exact, inexact = sqlfuncs._exact, sqlfuncs._inexact
+    assert inexact(exact(1.7e308) + exact(1.7e308)) == math.inf
+    assert inexact(-exact(1e200) * exact(1e200), 2) == -math.inf
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_exact_refuses_what_no_integer_holds(bad):
+    with pytest.raises(sqlfuncs.ViewError, match="infinite or NaN"):
+        sqlfuncs._exact(bad)
+
+
 def test_mod_by_zero_is_an_error():
     with pytest.raises(ZeroDivisionError):
         sqlfuncs._mod(7, 0)

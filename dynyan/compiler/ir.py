@@ -356,6 +356,15 @@ class Channel:
     def scale(self) -> int | None:
         return None if None in self.factor_scales else sum(self.factor_scales)
 
+    @property
+    def exact_float(self) -> bool:
+        """A float channel whose factors are always finite: each factor is
+        kept as an integer count of 2**-1074 (every double is one), so its
+        sums are exact and forget the order of the updates."""
+        return self.scale is None and not any(
+            may_be_nonfinite(e) for _, e in self.factors
+        )
+
     def __str__(self) -> str:
         text = " * ".join(str(e) for _, e in self.factors) or "1"
         if self.guards:
@@ -401,7 +410,7 @@ class Aggregate:
 def may_be_nonfinite(e) -> bool:
     """Whether expression `e` can be ±inf or NaN: it divides by something
     that can be 0 (x / 0)."""
-    if not isinstance(e, Op):
+    if not isinstance(e, Op) or e.op == "finite_part":
         return False
     if e.op == "div":
         divisor = e.args[1]
@@ -445,9 +454,14 @@ class Ordering:
     limit: int | None = None
     offset: int = 0
     hidden: int = 0
+    # LIMIT/OFFSET without ORDER BY: SQL allows any k rows; these keys (every
+    # SELECT column) pick ones that stay put while they live
+    implied: bool = False
 
     def __str__(self) -> str:
         text = "order by " + ", ".join(map(str, self.keys))
+        if self.implied:
+            text += " (no ORDER BY: LIMIT takes rows in SELECT-column order)"
         if self.limit is not None:
             text += f" limit {self.limit}"
         if self.offset:

@@ -1016,9 +1016,13 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _factor(expressions: Expressions, expr, scale: int | None, env) -> str:
-    """One atom's factor of a payload channel; exact channels scale to ints."""
+def _factor(expressions: Expressions, channel, expr, scale: int | None, env) -> str:
+    """One atom's factor of a payload channel; exact channels scale to ints
+    (DECIMAL: by 10^scale; DOUBLE: to counts of 2**-1074, `_exact`)."""
     text = expressions.render(expr, env)
+    if channel.exact_float:
+        expressions.helpers |= {"exact", "inexact"}
+        return f"_exact({text})"
     if scale is None:
         return text
     return f"round({text})" if scale == 0 else f"round({text} * {10 ** scale})"
@@ -1295,7 +1299,8 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
             for channel in query.channels:
                 part = "d"
                 if channel in by_channel:
-                    part = f"d * {_factor(expressions, *by_channel[channel], env)}"
+                    expr, scale = by_channel[channel]
+                    part = f"d * {_factor(expressions, channel, expr, scale, env)}"
                 if channel in guards:  # SQL: a row with a NULL argument adds 0
                     nn = " and ".join(
                         dict.fromkeys(
@@ -1477,11 +1482,16 @@ def _group_slots(query, expressions: Expressions) -> dict:
             key = "sum " + x
             if key not in where:
                 where[key] = len(sums)
-                exact = agg.computed is not None and agg.scale is not None
-                ieee = agg.nonfinite is True  # + counts of +inf, -inf, NaN
-                zero = "0" if exact else "0.0, 0, 0, 0" if ieee else "0.0"
-                sums.append({"x": x, "zero": zero, "ieee": ieee})
+                sums.append({"x": x, "total": False, "ieee": False})
+            s = sums[where[key]]
+            s["total"] |= agg.kind != "count"  # COUNT(x) reads only n
+            # a float total: exact (`_exact`), with counts of +inf, -inf, NaN
+            s["ieee"] |= agg.nonfinite is True
             slot[i] = ("sum", where[key])
+    for s in sums:
+        s["zero"] = "0, 0, 0, 0" if s["ieee"] else "0"
+        if s["ieee"]:
+            expressions.helpers |= {"exact", "inexact"}
     for m in multisets:
         m["ctor"] = "SortedDict()" if m["sorted"] else "{}"
     for k, (kind, j) in slot.items():
@@ -1516,6 +1526,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 total = f"{total} / {10 ** agg.scale}"
             kind = agg.kind
             if agg.nonfinite:
+                total = f"_inexact({total})"
                 s = f"e[{slots['slot'][i]}]"
                 total, kind = _ieee_value(kind, total, n, f"{s}[2], {s}[3], {s}[4]")
             empty = f"e is None or not {n}"
@@ -1555,11 +1566,7 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
             )
         else:
             terms = [
-                (
-                    coef,
-                    count if channel == 0 else f"{payload}[{channel}]",
-                    0 if channel == 0 else query.channels[channel - 1].scale,
-                )
+                _term(query, coef, channel, count, payload)
                 for coef, channel in agg.terms
             ]
             total = functions.linear_total(terms)
@@ -1576,6 +1583,19 @@ def _aggregate_values(query, ring: Ring, payload: str, layout, slots) -> list[st
                 value = functools.partial(functions.aggregate_value, kind, nonnull)
             values.append(value(total=total))
     return values
+
+
+def _term(query, coef, channel: int, count: str, payload: str) -> tuple:
+    """(coefficient, value, decimal scale) of one channel in a SUM/AVG
+    (`functions.linear_total`); an exact float channel is rounded here."""
+    if channel == 0:
+        return coef, count, 0
+    ch = query.channels[channel - 1]
+    value = f"{payload}[{channel}]"
+    if ch.exact_float:
+        k = len(ch.factors)
+        return coef, f"_inexact({value}{', %d' % k if k > 1 else ''})", 0
+    return coef, value, ch.scale
 
 
 def _ieee_value(kind: str, finite: str, n: str, counts: str) -> tuple[str, str]:

@@ -40,6 +40,8 @@ HELPERS = (
     Helper("_round", "sqlfuncs", "_round"),
     Helper("_sqrt", "sqlfuncs", "_sqrt"),
     Helper("_finite_part", "sqlfuncs", "_finite_part"),
+    Helper("_exact", "sqlfuncs", "_exact"),
+    Helper("_inexact", "sqlfuncs", "_inexact"),
     Helper("_ieee_total", "sqlfuncs", "_ieee_total"),
     Helper("_nan_key", "sqlfuncs", "_nan_key"),
     Helper("_nan_value", "sqlfuncs", "_nan_value"),
@@ -55,6 +57,7 @@ BY_NAME = {h.name: h for h in HELPERS}
 MODULE_GLOBALS = frozenset(
     {
         "_ZERO",
+        "ViewError",
         "SortedKeyList",
         "itemgetter",
         "bisect_left",
@@ -102,6 +105,8 @@ def namespace(names, ring) -> dict:
 
     from sortedcontainers import SortedKeyList
 
+    from . import sqlfuncs
+
     ns = {
         "_ZERO": 0 if ring.width == 1 else (0,) * ring.width,
         "SortedKeyList": SortedKeyList,
@@ -110,6 +115,7 @@ def namespace(names, ring) -> dict:
         "bisect_right": bisect.bisect_right,
         "math": math,
         "datetime": datetime,
+        "ViewError": sqlfuncs.ViewError,
     }
     exec(compile(helper_source(names, ring), "<dynyan runtime>", "exec"), ns)
     return ns

@@ -10,6 +10,10 @@ import datetime
 import math
 
 
+class ViewError(ValueError):
+    """Stands in for the generated module's own ViewError (a bad update)."""
+
+
 def _div(a, b):
     """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
     infinity with the sign of a / b (NaN for 0 / 0)."""
@@ -81,6 +85,30 @@ def _finite_part(x):
     """x when it is finite, else 0: a float sum keeps its infinities and
     NaNs as counts beside it (`_ieee_total`), so a delete restores it exactly."""
     return x if x - x == 0 else 0.0
+
+
+def _exact(x):
+    """A finite number as an integer count of 2**-1074, which every double
+    is: float sums kept in these units are exact, so a SUM's value depends on
+    the rows present, never on the order of the updates that left them."""
+    try:
+        n, d = x.as_integer_ratio()
+    except (OverflowError, ValueError):
+        raise ViewError(
+            f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+            "is infinite or NaN is not supported there"
+        ) from None
+    return n << (1075 - d.bit_length())
+
+
+def _inexact(n, factors=1):
+    """The double nearest to a sum of `_exact` values (of products of
+    `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+    as a float sum overflows."""
+    try:
+        return n / (1 << 1074 * factors)
+    except OverflowError:
+        return math.inf if n > 0 else -math.inf
 
 
 def _ieee_total(finite, pos, neg, nan):

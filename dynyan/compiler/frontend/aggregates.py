@@ -23,12 +23,11 @@ from ..ir import (
     Lit,
     Op,
     Ref,
-    may_be_nonfinite,
     refs,
 )
 from .diagnostics import DIALECT, sql_error, unsupported
 from .expressions import CONVERTERS
-from .types import check_condition, coerce_dates, infer_type, typed
+from .types import check_condition, coerce_dates, exact_digits, infer_type, typed
 
 AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
 
@@ -227,7 +226,9 @@ class Grouping:
         """An aggregate whose argument is computed on each row of the
         widened result (see `Aggregate.computed`)."""
         scale = self._exact_scale(arg) if kind in ("sum", "avg") else None
-        ieee = kind in ("sum", "avg") and scale is None and may_be_nonfinite(arg)
+        # a float total keeps counts of ±inf and NaN beside its exact finite
+        # part (render `_exact`), whether they come from x / 0 or the input
+        ieee = kind in ("sum", "avg") and scale is None
         aggregate = Aggregate(kind, (), text, computed=arg, scale=scale, nonfinite=ieee)
         if aggregate not in self.aggregates:
             self.aggregates.append(aggregate)
@@ -273,45 +274,14 @@ class Grouping:
 
     def _exact_scale(self, e) -> int | None:
         """Decimal digits of an exact value of `e`, None if it may be inexact."""
-        if isinstance(e, Ref):
-            rel = self.fe.atom_relations[e.atom]
-            return rel.scales[e.column] if rel.scales else None
-        if isinstance(e, Lit):
-            if isinstance(e.value, bool) or isinstance(e.value, int):
-                return 0
-            if isinstance(e.value, float):
-                text = repr(e.value)
-                if "e" in text or "inf" in text or "nan" in text:
-                    return None
-                digits = text.split(".")[1].rstrip("0") if "." in text else ""
-                return len(digits)
-            return None
-        if e.op in ("add", "sub"):
-            parts = [self._exact_scale(a) for a in e.args]
-            return None if None in parts else max(parts)
-        if e.op == "mul":
-            parts = [self._exact_scale(a) for a in e.args]
-            return None if None in parts else sum(parts)
-        if e.op in ("neg", "abs", "nullif"):
-            return self._exact_scale(e.args[0])
-        if e.op in ("coalesce", "greatest", "least"):
-            parts = [
-                self._exact_scale(a)
-                for a in e.args
-                if not (isinstance(a, Lit) and a.value is None)
-            ]
-            return None if None in parts or not parts else max(parts)
-        if e.op == "case":
-            parts = [self._exact_scale(a) for a in e.args[1::2]] + [
-                self._exact_scale(e.args[-1])
-            ]
-            parts = [
-                p
-                for p, a in zip(parts, e.args[1::2] + (e.args[-1],))
-                if not (isinstance(a, Lit) and a.value is None)
-            ]
-            return None if None in parts or not parts else max(parts)
-        return None
+
+        def column(ref) -> int | None:
+            if not isinstance(ref, Ref):
+                return None
+            rel = self.fe.atom_relations[ref.atom]
+            return rel.scales[ref.column] if rel.scales else None
+
+        return exact_digits(e, column)
 
 
 def _split_by_atom(e, node) -> dict:

@@ -461,6 +461,28 @@ def _make_derived1():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -961,43 +983,11 @@ def _make_derived1():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_store_sales_ss_ext_list_price
-                                                is None
-                                                or c_store_sales_ss_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_store_sales_ss_ext_list_price
-                                                    - c_store_sales_ss_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_store_sales_ss_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_store_sales_ss_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -1028,10 +1018,45 @@ def _make_derived1():
                                                     - c_store_sales_ss_ext_discount_amt
                                                 )
                                             )
-                                            + c_store_sales_ss_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_store_sales_ss_ext_list_price is not None
                                 and c_store_sales_ss_ext_wholesale_cost is not None
@@ -1662,44 +1687,11 @@ def _make_derived1():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_store_sales_ss_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_ext_list_price
-                                                        is None
-                                                        or c_store_sales_ss_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_ext_list_price
-                                                            - c_store_sales_ss_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_store_sales_ss_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_sales_price is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -1730,10 +1722,46 @@ def _make_derived1():
                                                         - c_store_sales_ss_ext_discount_amt
                                                     )
                                                 )
-                                                + c_store_sales_ss_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_store_sales_ss_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_store_sales_ss_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_store_sales_ss_ext_list_price
+                                                                is None
+                                                                or c_store_sales_ss_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_store_sales_ss_ext_list_price
+                                                                    - c_store_sales_ss_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_store_sales_ss_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_store_sales_ss_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_store_sales_ss_ext_list_price is not None
                                     and c_store_sales_ss_ext_wholesale_cost is not None
@@ -2191,7 +2219,7 @@ def _make_derived1():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -2498,6 +2526,28 @@ def _make_derived1():
                         return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
+
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -3010,44 +3060,11 @@ def _make_derived1():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_catalog_sales_cs_ext_list_price
-                                                is None
-                                                or c_catalog_sales_cs_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_catalog_sales_cs_ext_list_price
-                                                    - c_catalog_sales_cs_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_discount_amt
-                                            is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_catalog_sales_cs_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_catalog_sales_cs_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -3078,10 +3095,46 @@ def _make_derived1():
                                                     - c_catalog_sales_cs_ext_discount_amt
                                                 )
                                             )
-                                            + c_catalog_sales_cs_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_catalog_sales_cs_ext_list_price is not None
                                 and c_catalog_sales_cs_ext_wholesale_cost is not None
@@ -3714,45 +3767,11 @@ def _make_derived1():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_catalog_sales_cs_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_catalog_sales_cs_ext_list_price
-                                                        is None
-                                                        or c_catalog_sales_cs_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_catalog_sales_cs_ext_list_price
-                                                            - c_catalog_sales_cs_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_catalog_sales_cs_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_sales_price
-                                            is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -3783,10 +3802,46 @@ def _make_derived1():
                                                         - c_catalog_sales_cs_ext_discount_amt
                                                     )
                                                 )
-                                                + c_catalog_sales_cs_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_catalog_sales_cs_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_catalog_sales_cs_ext_list_price
+                                                                is None
+                                                                or c_catalog_sales_cs_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_catalog_sales_cs_ext_list_price
+                                                                    - c_catalog_sales_cs_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_catalog_sales_cs_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_catalog_sales_cs_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_catalog_sales_cs_ext_list_price is not None
                                     and c_catalog_sales_cs_ext_wholesale_cost
@@ -4245,7 +4300,7 @@ def _make_derived1():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -4617,6 +4672,28 @@ def _make_derived1():
                     return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
+
+        def _exact(x):
+            """A finite number as an integer count of 2**-1074, which every double
+            is: float sums kept in these units are exact, so a SUM's value depends on
+            the rows present, never on the order of the updates that left them."""
+            try:
+                n, d = x.as_integer_ratio()
+            except (OverflowError, ValueError):
+                raise ViewError(
+                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                    "is infinite or NaN is not supported there"
+                ) from None
+            return n << (1075 - d.bit_length())
+
+        def _inexact(n, factors=1):
+            """The double nearest to a sum of `_exact` values (of products of
+            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+            as a float sum overflows."""
+            try:
+                return n / (1 << 1074 * factors)
+            except OverflowError:
+                return math.inf if n > 0 else -math.inf
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -5111,40 +5188,11 @@ def _make_derived1():
                         ),
                         (
                             d
-                            * _div(
-                                (
-                                    None
-                                    if (
+                            * _exact(
+                                _div(
+                                    (
                                         None
                                         if (
-                                            None
-                                            if c_web_sales_ws_ext_list_price is None
-                                            or c_web_sales_ws_ext_wholesale_cost is None
-                                            else (
-                                                c_web_sales_ws_ext_list_price
-                                                - c_web_sales_ws_ext_wholesale_cost
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_discount_amt is None
-                                        else (
-                                            (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            - c_web_sales_ws_ext_discount_amt
-                                        )
-                                    )
-                                    is None
-                                    or c_web_sales_ws_ext_sales_price is None
-                                    else (
-                                        (
                                             None
                                             if (
                                                 None
@@ -5173,10 +5221,45 @@ def _make_derived1():
                                                 - c_web_sales_ws_ext_discount_amt
                                             )
                                         )
-                                        + c_web_sales_ws_ext_sales_price
-                                    )
-                                ),
-                                2,
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
                             )
                             if c_web_sales_ws_ext_list_price is not None
                             and c_web_sales_ws_ext_wholesale_cost is not None
@@ -5769,42 +5852,11 @@ def _make_derived1():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_web_sales_ws_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_web_sales_ws_ext_list_price
-                                                    is None
-                                                    or c_web_sales_ws_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_web_sales_ws_ext_list_price
-                                                        - c_web_sales_ws_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_web_sales_ws_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -5835,10 +5887,45 @@ def _make_derived1():
                                                     - c_web_sales_ws_ext_discount_amt
                                                 )
                                             )
-                                            + c_web_sales_ws_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_web_sales_ws_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_web_sales_ws_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_web_sales_ws_ext_list_price
+                                                            is None
+                                                            or c_web_sales_ws_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_web_sales_ws_ext_list_price
+                                                                - c_web_sales_ws_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_web_sales_ws_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_web_sales_ws_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_web_sales_ws_ext_list_price is not None
                                 and c_web_sales_ws_ext_wholesale_cost is not None
@@ -6264,7 +6351,7 @@ def _make_derived1():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
                 return (
                     v_c_customer_id,
                     v_c_first_name,
@@ -6641,6 +6728,28 @@ def _make_derived2():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -7141,43 +7250,11 @@ def _make_derived2():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_store_sales_ss_ext_list_price
-                                                is None
-                                                or c_store_sales_ss_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_store_sales_ss_ext_list_price
-                                                    - c_store_sales_ss_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_store_sales_ss_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_store_sales_ss_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -7208,10 +7285,45 @@ def _make_derived2():
                                                     - c_store_sales_ss_ext_discount_amt
                                                 )
                                             )
-                                            + c_store_sales_ss_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_store_sales_ss_ext_list_price is not None
                                 and c_store_sales_ss_ext_wholesale_cost is not None
@@ -7842,44 +7954,11 @@ def _make_derived2():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_store_sales_ss_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_ext_list_price
-                                                        is None
-                                                        or c_store_sales_ss_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_ext_list_price
-                                                            - c_store_sales_ss_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_store_sales_ss_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_sales_price is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -7910,10 +7989,46 @@ def _make_derived2():
                                                         - c_store_sales_ss_ext_discount_amt
                                                     )
                                                 )
-                                                + c_store_sales_ss_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_store_sales_ss_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_store_sales_ss_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_store_sales_ss_ext_list_price
+                                                                is None
+                                                                or c_store_sales_ss_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_store_sales_ss_ext_list_price
+                                                                    - c_store_sales_ss_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_store_sales_ss_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_store_sales_ss_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_store_sales_ss_ext_list_price is not None
                                     and c_store_sales_ss_ext_wholesale_cost is not None
@@ -8371,7 +8486,7 @@ def _make_derived2():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -8678,6 +8793,28 @@ def _make_derived2():
                         return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
+
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -9190,44 +9327,11 @@ def _make_derived2():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_catalog_sales_cs_ext_list_price
-                                                is None
-                                                or c_catalog_sales_cs_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_catalog_sales_cs_ext_list_price
-                                                    - c_catalog_sales_cs_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_discount_amt
-                                            is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_catalog_sales_cs_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_catalog_sales_cs_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -9258,10 +9362,46 @@ def _make_derived2():
                                                     - c_catalog_sales_cs_ext_discount_amt
                                                 )
                                             )
-                                            + c_catalog_sales_cs_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_catalog_sales_cs_ext_list_price is not None
                                 and c_catalog_sales_cs_ext_wholesale_cost is not None
@@ -9894,45 +10034,11 @@ def _make_derived2():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_catalog_sales_cs_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_catalog_sales_cs_ext_list_price
-                                                        is None
-                                                        or c_catalog_sales_cs_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_catalog_sales_cs_ext_list_price
-                                                            - c_catalog_sales_cs_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_catalog_sales_cs_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_sales_price
-                                            is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -9963,10 +10069,46 @@ def _make_derived2():
                                                         - c_catalog_sales_cs_ext_discount_amt
                                                     )
                                                 )
-                                                + c_catalog_sales_cs_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_catalog_sales_cs_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_catalog_sales_cs_ext_list_price
+                                                                is None
+                                                                or c_catalog_sales_cs_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_catalog_sales_cs_ext_list_price
+                                                                    - c_catalog_sales_cs_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_catalog_sales_cs_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_catalog_sales_cs_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_catalog_sales_cs_ext_list_price is not None
                                     and c_catalog_sales_cs_ext_wholesale_cost
@@ -10425,7 +10567,7 @@ def _make_derived2():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -10797,6 +10939,28 @@ def _make_derived2():
                     return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
+
+        def _exact(x):
+            """A finite number as an integer count of 2**-1074, which every double
+            is: float sums kept in these units are exact, so a SUM's value depends on
+            the rows present, never on the order of the updates that left them."""
+            try:
+                n, d = x.as_integer_ratio()
+            except (OverflowError, ValueError):
+                raise ViewError(
+                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                    "is infinite or NaN is not supported there"
+                ) from None
+            return n << (1075 - d.bit_length())
+
+        def _inexact(n, factors=1):
+            """The double nearest to a sum of `_exact` values (of products of
+            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+            as a float sum overflows."""
+            try:
+                return n / (1 << 1074 * factors)
+            except OverflowError:
+                return math.inf if n > 0 else -math.inf
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -11291,40 +11455,11 @@ def _make_derived2():
                         ),
                         (
                             d
-                            * _div(
-                                (
-                                    None
-                                    if (
+                            * _exact(
+                                _div(
+                                    (
                                         None
                                         if (
-                                            None
-                                            if c_web_sales_ws_ext_list_price is None
-                                            or c_web_sales_ws_ext_wholesale_cost is None
-                                            else (
-                                                c_web_sales_ws_ext_list_price
-                                                - c_web_sales_ws_ext_wholesale_cost
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_discount_amt is None
-                                        else (
-                                            (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            - c_web_sales_ws_ext_discount_amt
-                                        )
-                                    )
-                                    is None
-                                    or c_web_sales_ws_ext_sales_price is None
-                                    else (
-                                        (
                                             None
                                             if (
                                                 None
@@ -11353,10 +11488,45 @@ def _make_derived2():
                                                 - c_web_sales_ws_ext_discount_amt
                                             )
                                         )
-                                        + c_web_sales_ws_ext_sales_price
-                                    )
-                                ),
-                                2,
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
                             )
                             if c_web_sales_ws_ext_list_price is not None
                             and c_web_sales_ws_ext_wholesale_cost is not None
@@ -11949,42 +12119,11 @@ def _make_derived2():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_web_sales_ws_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_web_sales_ws_ext_list_price
-                                                    is None
-                                                    or c_web_sales_ws_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_web_sales_ws_ext_list_price
-                                                        - c_web_sales_ws_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_web_sales_ws_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -12015,10 +12154,45 @@ def _make_derived2():
                                                     - c_web_sales_ws_ext_discount_amt
                                                 )
                                             )
-                                            + c_web_sales_ws_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_web_sales_ws_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_web_sales_ws_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_web_sales_ws_ext_list_price
+                                                            is None
+                                                            or c_web_sales_ws_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_web_sales_ws_ext_list_price
+                                                                - c_web_sales_ws_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_web_sales_ws_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_web_sales_ws_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_web_sales_ws_ext_list_price is not None
                                 and c_web_sales_ws_ext_wholesale_cost is not None
@@ -12444,7 +12618,7 @@ def _make_derived2():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
                 return (
                     v_c_customer_id,
                     v_c_first_name,
@@ -12821,6 +12995,28 @@ def _make_derived3():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -13321,43 +13517,11 @@ def _make_derived3():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_store_sales_ss_ext_list_price
-                                                is None
-                                                or c_store_sales_ss_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_store_sales_ss_ext_list_price
-                                                    - c_store_sales_ss_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_store_sales_ss_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_store_sales_ss_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -13388,10 +13552,45 @@ def _make_derived3():
                                                     - c_store_sales_ss_ext_discount_amt
                                                 )
                                             )
-                                            + c_store_sales_ss_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_store_sales_ss_ext_list_price is not None
                                 and c_store_sales_ss_ext_wholesale_cost is not None
@@ -14022,44 +14221,11 @@ def _make_derived3():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_store_sales_ss_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_ext_list_price
-                                                        is None
-                                                        or c_store_sales_ss_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_ext_list_price
-                                                            - c_store_sales_ss_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_store_sales_ss_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_sales_price is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -14090,10 +14256,46 @@ def _make_derived3():
                                                         - c_store_sales_ss_ext_discount_amt
                                                     )
                                                 )
-                                                + c_store_sales_ss_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_store_sales_ss_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_store_sales_ss_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_store_sales_ss_ext_list_price
+                                                                is None
+                                                                or c_store_sales_ss_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_store_sales_ss_ext_list_price
+                                                                    - c_store_sales_ss_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_store_sales_ss_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_store_sales_ss_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_store_sales_ss_ext_list_price is not None
                                     and c_store_sales_ss_ext_wholesale_cost is not None
@@ -14551,7 +14753,7 @@ def _make_derived3():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -14858,6 +15060,28 @@ def _make_derived3():
                         return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
+
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -15370,44 +15594,11 @@ def _make_derived3():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_catalog_sales_cs_ext_list_price
-                                                is None
-                                                or c_catalog_sales_cs_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_catalog_sales_cs_ext_list_price
-                                                    - c_catalog_sales_cs_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_discount_amt
-                                            is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_catalog_sales_cs_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_catalog_sales_cs_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -15438,10 +15629,46 @@ def _make_derived3():
                                                     - c_catalog_sales_cs_ext_discount_amt
                                                 )
                                             )
-                                            + c_catalog_sales_cs_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_catalog_sales_cs_ext_list_price is not None
                                 and c_catalog_sales_cs_ext_wholesale_cost is not None
@@ -16074,45 +16301,11 @@ def _make_derived3():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_catalog_sales_cs_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_catalog_sales_cs_ext_list_price
-                                                        is None
-                                                        or c_catalog_sales_cs_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_catalog_sales_cs_ext_list_price
-                                                            - c_catalog_sales_cs_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_catalog_sales_cs_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_sales_price
-                                            is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -16143,10 +16336,46 @@ def _make_derived3():
                                                         - c_catalog_sales_cs_ext_discount_amt
                                                     )
                                                 )
-                                                + c_catalog_sales_cs_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_catalog_sales_cs_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_catalog_sales_cs_ext_list_price
+                                                                is None
+                                                                or c_catalog_sales_cs_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_catalog_sales_cs_ext_list_price
+                                                                    - c_catalog_sales_cs_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_catalog_sales_cs_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_catalog_sales_cs_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_catalog_sales_cs_ext_list_price is not None
                                     and c_catalog_sales_cs_ext_wholesale_cost
@@ -16605,7 +16834,7 @@ def _make_derived3():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -16977,6 +17206,28 @@ def _make_derived3():
                     return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
+
+        def _exact(x):
+            """A finite number as an integer count of 2**-1074, which every double
+            is: float sums kept in these units are exact, so a SUM's value depends on
+            the rows present, never on the order of the updates that left them."""
+            try:
+                n, d = x.as_integer_ratio()
+            except (OverflowError, ValueError):
+                raise ViewError(
+                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                    "is infinite or NaN is not supported there"
+                ) from None
+            return n << (1075 - d.bit_length())
+
+        def _inexact(n, factors=1):
+            """The double nearest to a sum of `_exact` values (of products of
+            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+            as a float sum overflows."""
+            try:
+                return n / (1 << 1074 * factors)
+            except OverflowError:
+                return math.inf if n > 0 else -math.inf
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -17471,40 +17722,11 @@ def _make_derived3():
                         ),
                         (
                             d
-                            * _div(
-                                (
-                                    None
-                                    if (
+                            * _exact(
+                                _div(
+                                    (
                                         None
                                         if (
-                                            None
-                                            if c_web_sales_ws_ext_list_price is None
-                                            or c_web_sales_ws_ext_wholesale_cost is None
-                                            else (
-                                                c_web_sales_ws_ext_list_price
-                                                - c_web_sales_ws_ext_wholesale_cost
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_discount_amt is None
-                                        else (
-                                            (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            - c_web_sales_ws_ext_discount_amt
-                                        )
-                                    )
-                                    is None
-                                    or c_web_sales_ws_ext_sales_price is None
-                                    else (
-                                        (
                                             None
                                             if (
                                                 None
@@ -17533,10 +17755,45 @@ def _make_derived3():
                                                 - c_web_sales_ws_ext_discount_amt
                                             )
                                         )
-                                        + c_web_sales_ws_ext_sales_price
-                                    )
-                                ),
-                                2,
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
                             )
                             if c_web_sales_ws_ext_list_price is not None
                             and c_web_sales_ws_ext_wholesale_cost is not None
@@ -18129,42 +18386,11 @@ def _make_derived3():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_web_sales_ws_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_web_sales_ws_ext_list_price
-                                                    is None
-                                                    or c_web_sales_ws_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_web_sales_ws_ext_list_price
-                                                        - c_web_sales_ws_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_web_sales_ws_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -18195,10 +18421,45 @@ def _make_derived3():
                                                     - c_web_sales_ws_ext_discount_amt
                                                 )
                                             )
-                                            + c_web_sales_ws_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_web_sales_ws_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_web_sales_ws_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_web_sales_ws_ext_list_price
+                                                            is None
+                                                            or c_web_sales_ws_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_web_sales_ws_ext_list_price
+                                                                - c_web_sales_ws_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_web_sales_ws_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_web_sales_ws_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_web_sales_ws_ext_list_price is not None
                                 and c_web_sales_ws_ext_wholesale_cost is not None
@@ -18624,7 +18885,7 @@ def _make_derived3():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
                 return (
                     v_c_customer_id,
                     v_c_first_name,
@@ -19001,6 +19262,28 @@ def _make_derived4():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -19501,43 +19784,11 @@ def _make_derived4():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_store_sales_ss_ext_list_price
-                                                is None
-                                                or c_store_sales_ss_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_store_sales_ss_ext_list_price
-                                                    - c_store_sales_ss_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_store_sales_ss_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_store_sales_ss_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -19568,10 +19819,45 @@ def _make_derived4():
                                                     - c_store_sales_ss_ext_discount_amt
                                                 )
                                             )
-                                            + c_store_sales_ss_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_store_sales_ss_ext_list_price is not None
                                 and c_store_sales_ss_ext_wholesale_cost is not None
@@ -20202,44 +20488,11 @@ def _make_derived4():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_store_sales_ss_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_ext_list_price
-                                                        is None
-                                                        or c_store_sales_ss_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_ext_list_price
-                                                            - c_store_sales_ss_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_store_sales_ss_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_sales_price is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -20270,10 +20523,46 @@ def _make_derived4():
                                                         - c_store_sales_ss_ext_discount_amt
                                                     )
                                                 )
-                                                + c_store_sales_ss_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_store_sales_ss_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_store_sales_ss_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_store_sales_ss_ext_list_price
+                                                                is None
+                                                                or c_store_sales_ss_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_store_sales_ss_ext_list_price
+                                                                    - c_store_sales_ss_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_store_sales_ss_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_store_sales_ss_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_store_sales_ss_ext_list_price is not None
                                     and c_store_sales_ss_ext_wholesale_cost is not None
@@ -20731,7 +21020,7 @@ def _make_derived4():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -21038,6 +21327,28 @@ def _make_derived4():
                         return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
+
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -21550,44 +21861,11 @@ def _make_derived4():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_catalog_sales_cs_ext_list_price
-                                                is None
-                                                or c_catalog_sales_cs_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_catalog_sales_cs_ext_list_price
-                                                    - c_catalog_sales_cs_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_discount_amt
-                                            is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_catalog_sales_cs_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_catalog_sales_cs_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -21618,10 +21896,46 @@ def _make_derived4():
                                                     - c_catalog_sales_cs_ext_discount_amt
                                                 )
                                             )
-                                            + c_catalog_sales_cs_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_catalog_sales_cs_ext_list_price is not None
                                 and c_catalog_sales_cs_ext_wholesale_cost is not None
@@ -22254,45 +22568,11 @@ def _make_derived4():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_catalog_sales_cs_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_catalog_sales_cs_ext_list_price
-                                                        is None
-                                                        or c_catalog_sales_cs_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_catalog_sales_cs_ext_list_price
-                                                            - c_catalog_sales_cs_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_catalog_sales_cs_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_sales_price
-                                            is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -22323,10 +22603,46 @@ def _make_derived4():
                                                         - c_catalog_sales_cs_ext_discount_amt
                                                     )
                                                 )
-                                                + c_catalog_sales_cs_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_catalog_sales_cs_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_catalog_sales_cs_ext_list_price
+                                                                is None
+                                                                or c_catalog_sales_cs_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_catalog_sales_cs_ext_list_price
+                                                                    - c_catalog_sales_cs_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_catalog_sales_cs_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_catalog_sales_cs_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_catalog_sales_cs_ext_list_price is not None
                                     and c_catalog_sales_cs_ext_wholesale_cost
@@ -22785,7 +23101,7 @@ def _make_derived4():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -23157,6 +23473,28 @@ def _make_derived4():
                     return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
+
+        def _exact(x):
+            """A finite number as an integer count of 2**-1074, which every double
+            is: float sums kept in these units are exact, so a SUM's value depends on
+            the rows present, never on the order of the updates that left them."""
+            try:
+                n, d = x.as_integer_ratio()
+            except (OverflowError, ValueError):
+                raise ViewError(
+                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                    "is infinite or NaN is not supported there"
+                ) from None
+            return n << (1075 - d.bit_length())
+
+        def _inexact(n, factors=1):
+            """The double nearest to a sum of `_exact` values (of products of
+            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+            as a float sum overflows."""
+            try:
+                return n / (1 << 1074 * factors)
+            except OverflowError:
+                return math.inf if n > 0 else -math.inf
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -23651,40 +23989,11 @@ def _make_derived4():
                         ),
                         (
                             d
-                            * _div(
-                                (
-                                    None
-                                    if (
+                            * _exact(
+                                _div(
+                                    (
                                         None
                                         if (
-                                            None
-                                            if c_web_sales_ws_ext_list_price is None
-                                            or c_web_sales_ws_ext_wholesale_cost is None
-                                            else (
-                                                c_web_sales_ws_ext_list_price
-                                                - c_web_sales_ws_ext_wholesale_cost
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_discount_amt is None
-                                        else (
-                                            (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            - c_web_sales_ws_ext_discount_amt
-                                        )
-                                    )
-                                    is None
-                                    or c_web_sales_ws_ext_sales_price is None
-                                    else (
-                                        (
                                             None
                                             if (
                                                 None
@@ -23713,10 +24022,45 @@ def _make_derived4():
                                                 - c_web_sales_ws_ext_discount_amt
                                             )
                                         )
-                                        + c_web_sales_ws_ext_sales_price
-                                    )
-                                ),
-                                2,
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
                             )
                             if c_web_sales_ws_ext_list_price is not None
                             and c_web_sales_ws_ext_wholesale_cost is not None
@@ -24309,42 +24653,11 @@ def _make_derived4():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_web_sales_ws_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_web_sales_ws_ext_list_price
-                                                    is None
-                                                    or c_web_sales_ws_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_web_sales_ws_ext_list_price
-                                                        - c_web_sales_ws_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_web_sales_ws_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -24375,10 +24688,45 @@ def _make_derived4():
                                                     - c_web_sales_ws_ext_discount_amt
                                                 )
                                             )
-                                            + c_web_sales_ws_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_web_sales_ws_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_web_sales_ws_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_web_sales_ws_ext_list_price
+                                                            is None
+                                                            or c_web_sales_ws_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_web_sales_ws_ext_list_price
+                                                                - c_web_sales_ws_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_web_sales_ws_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_web_sales_ws_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_web_sales_ws_ext_list_price is not None
                                 and c_web_sales_ws_ext_wholesale_cost is not None
@@ -24804,7 +25152,7 @@ def _make_derived4():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
                 return (
                     v_c_customer_id,
                     v_c_first_name,
@@ -25181,6 +25529,28 @@ def _make_derived5():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -25681,43 +26051,11 @@ def _make_derived5():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_store_sales_ss_ext_list_price
-                                                is None
-                                                or c_store_sales_ss_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_store_sales_ss_ext_list_price
-                                                    - c_store_sales_ss_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_store_sales_ss_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_store_sales_ss_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -25748,10 +26086,45 @@ def _make_derived5():
                                                     - c_store_sales_ss_ext_discount_amt
                                                 )
                                             )
-                                            + c_store_sales_ss_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_store_sales_ss_ext_list_price is not None
                                 and c_store_sales_ss_ext_wholesale_cost is not None
@@ -26382,44 +26755,11 @@ def _make_derived5():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_store_sales_ss_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_ext_list_price
-                                                        is None
-                                                        or c_store_sales_ss_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_ext_list_price
-                                                            - c_store_sales_ss_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_store_sales_ss_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_sales_price is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -26450,10 +26790,46 @@ def _make_derived5():
                                                         - c_store_sales_ss_ext_discount_amt
                                                     )
                                                 )
-                                                + c_store_sales_ss_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_store_sales_ss_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_store_sales_ss_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_store_sales_ss_ext_list_price
+                                                                is None
+                                                                or c_store_sales_ss_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_store_sales_ss_ext_list_price
+                                                                    - c_store_sales_ss_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_store_sales_ss_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_store_sales_ss_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_store_sales_ss_ext_list_price is not None
                                     and c_store_sales_ss_ext_wholesale_cost is not None
@@ -26911,7 +27287,7 @@ def _make_derived5():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -27218,6 +27594,28 @@ def _make_derived5():
                         return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
+
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -27730,44 +28128,11 @@ def _make_derived5():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_catalog_sales_cs_ext_list_price
-                                                is None
-                                                or c_catalog_sales_cs_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_catalog_sales_cs_ext_list_price
-                                                    - c_catalog_sales_cs_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_discount_amt
-                                            is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_catalog_sales_cs_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_catalog_sales_cs_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -27798,10 +28163,46 @@ def _make_derived5():
                                                     - c_catalog_sales_cs_ext_discount_amt
                                                 )
                                             )
-                                            + c_catalog_sales_cs_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_catalog_sales_cs_ext_list_price is not None
                                 and c_catalog_sales_cs_ext_wholesale_cost is not None
@@ -28434,45 +28835,11 @@ def _make_derived5():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_catalog_sales_cs_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_catalog_sales_cs_ext_list_price
-                                                        is None
-                                                        or c_catalog_sales_cs_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_catalog_sales_cs_ext_list_price
-                                                            - c_catalog_sales_cs_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_catalog_sales_cs_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_sales_price
-                                            is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -28503,10 +28870,46 @@ def _make_derived5():
                                                         - c_catalog_sales_cs_ext_discount_amt
                                                     )
                                                 )
-                                                + c_catalog_sales_cs_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_catalog_sales_cs_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_catalog_sales_cs_ext_list_price
+                                                                is None
+                                                                or c_catalog_sales_cs_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_catalog_sales_cs_ext_list_price
+                                                                    - c_catalog_sales_cs_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_catalog_sales_cs_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_catalog_sales_cs_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_catalog_sales_cs_ext_list_price is not None
                                     and c_catalog_sales_cs_ext_wholesale_cost
@@ -28965,7 +29368,7 @@ def _make_derived5():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -29337,6 +29740,28 @@ def _make_derived5():
                     return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
+
+        def _exact(x):
+            """A finite number as an integer count of 2**-1074, which every double
+            is: float sums kept in these units are exact, so a SUM's value depends on
+            the rows present, never on the order of the updates that left them."""
+            try:
+                n, d = x.as_integer_ratio()
+            except (OverflowError, ValueError):
+                raise ViewError(
+                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                    "is infinite or NaN is not supported there"
+                ) from None
+            return n << (1075 - d.bit_length())
+
+        def _inexact(n, factors=1):
+            """The double nearest to a sum of `_exact` values (of products of
+            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+            as a float sum overflows."""
+            try:
+                return n / (1 << 1074 * factors)
+            except OverflowError:
+                return math.inf if n > 0 else -math.inf
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -29831,40 +30256,11 @@ def _make_derived5():
                         ),
                         (
                             d
-                            * _div(
-                                (
-                                    None
-                                    if (
+                            * _exact(
+                                _div(
+                                    (
                                         None
                                         if (
-                                            None
-                                            if c_web_sales_ws_ext_list_price is None
-                                            or c_web_sales_ws_ext_wholesale_cost is None
-                                            else (
-                                                c_web_sales_ws_ext_list_price
-                                                - c_web_sales_ws_ext_wholesale_cost
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_discount_amt is None
-                                        else (
-                                            (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            - c_web_sales_ws_ext_discount_amt
-                                        )
-                                    )
-                                    is None
-                                    or c_web_sales_ws_ext_sales_price is None
-                                    else (
-                                        (
                                             None
                                             if (
                                                 None
@@ -29893,10 +30289,45 @@ def _make_derived5():
                                                 - c_web_sales_ws_ext_discount_amt
                                             )
                                         )
-                                        + c_web_sales_ws_ext_sales_price
-                                    )
-                                ),
-                                2,
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
                             )
                             if c_web_sales_ws_ext_list_price is not None
                             and c_web_sales_ws_ext_wholesale_cost is not None
@@ -30489,42 +30920,11 @@ def _make_derived5():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_web_sales_ws_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_web_sales_ws_ext_list_price
-                                                    is None
-                                                    or c_web_sales_ws_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_web_sales_ws_ext_list_price
-                                                        - c_web_sales_ws_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_web_sales_ws_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -30555,10 +30955,45 @@ def _make_derived5():
                                                     - c_web_sales_ws_ext_discount_amt
                                                 )
                                             )
-                                            + c_web_sales_ws_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_web_sales_ws_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_web_sales_ws_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_web_sales_ws_ext_list_price
+                                                            is None
+                                                            or c_web_sales_ws_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_web_sales_ws_ext_list_price
+                                                                - c_web_sales_ws_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_web_sales_ws_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_web_sales_ws_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_web_sales_ws_ext_list_price is not None
                                 and c_web_sales_ws_ext_wholesale_cost is not None
@@ -30984,7 +31419,7 @@ def _make_derived5():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
                 return (
                     v_c_customer_id,
                     v_c_first_name,
@@ -31361,6 +31796,28 @@ def _make_derived6():
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
 
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
+
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
 
@@ -31861,43 +32318,11 @@ def _make_derived6():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_store_sales_ss_ext_list_price
-                                                is None
-                                                or c_store_sales_ss_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_store_sales_ss_ext_list_price
-                                                    - c_store_sales_ss_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_store_sales_ss_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_store_sales_ss_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -31928,10 +32353,45 @@ def _make_derived6():
                                                     - c_store_sales_ss_ext_discount_amt
                                                 )
                                             )
-                                            + c_store_sales_ss_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_store_sales_ss_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_store_sales_ss_ext_list_price
+                                                        is None
+                                                        or c_store_sales_ss_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_store_sales_ss_ext_list_price
+                                                            - c_store_sales_ss_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_store_sales_ss_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_store_sales_ss_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_store_sales_ss_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_store_sales_ss_ext_list_price is not None
                                 and c_store_sales_ss_ext_wholesale_cost is not None
@@ -32562,44 +33022,11 @@ def _make_derived6():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_store_sales_ss_ext_list_price
-                                                    is None
-                                                    or c_store_sales_ss_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_store_sales_ss_ext_list_price
-                                                        - c_store_sales_ss_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_store_sales_ss_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_store_sales_ss_ext_list_price
-                                                        is None
-                                                        or c_store_sales_ss_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_store_sales_ss_ext_list_price
-                                                            - c_store_sales_ss_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_store_sales_ss_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_store_sales_ss_ext_sales_price is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -32630,10 +33057,46 @@ def _make_derived6():
                                                         - c_store_sales_ss_ext_discount_amt
                                                     )
                                                 )
-                                                + c_store_sales_ss_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_store_sales_ss_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_store_sales_ss_ext_list_price
+                                                            is None
+                                                            or c_store_sales_ss_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_store_sales_ss_ext_list_price
+                                                                - c_store_sales_ss_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_store_sales_ss_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_store_sales_ss_ext_list_price
+                                                                is None
+                                                                or c_store_sales_ss_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_store_sales_ss_ext_list_price
+                                                                    - c_store_sales_ss_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_store_sales_ss_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_store_sales_ss_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_store_sales_ss_ext_list_price is not None
                                     and c_store_sales_ss_ext_wholesale_cost is not None
@@ -33091,7 +33554,7 @@ def _make_derived6():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -33398,6 +33861,28 @@ def _make_derived6():
                         return math.nan
                     return math.copysign(math.inf, a) * math.copysign(1.0, b)
                 return a / b
+
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -33910,44 +34395,11 @@ def _make_derived6():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_catalog_sales_cs_ext_list_price
-                                                is None
-                                                or c_catalog_sales_cs_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_catalog_sales_cs_ext_list_price
-                                                    - c_catalog_sales_cs_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_discount_amt
-                                            is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_catalog_sales_cs_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_catalog_sales_cs_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -33978,10 +34430,46 @@ def _make_derived6():
                                                     - c_catalog_sales_cs_ext_discount_amt
                                                 )
                                             )
-                                            + c_catalog_sales_cs_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_catalog_sales_cs_ext_sales_price
+                                            is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_catalog_sales_cs_ext_list_price
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_catalog_sales_cs_ext_list_price
+                                                            - c_catalog_sales_cs_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_catalog_sales_cs_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_catalog_sales_cs_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_catalog_sales_cs_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_catalog_sales_cs_ext_list_price is not None
                                 and c_catalog_sales_cs_ext_wholesale_cost is not None
@@ -34614,45 +35102,11 @@ def _make_derived6():
                                 ),
                                 (
                                     d
-                                    * _div(
-                                        (
-                                            None
-                                            if (
+                                    * _exact(
+                                        _div(
+                                            (
                                                 None
                                                 if (
-                                                    None
-                                                    if c_catalog_sales_cs_ext_list_price
-                                                    is None
-                                                    or c_catalog_sales_cs_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_catalog_sales_cs_ext_list_price
-                                                        - c_catalog_sales_cs_ext_wholesale_cost
-                                                    )
-                                                )
-                                                is None
-                                                or c_catalog_sales_cs_ext_discount_amt
-                                                is None
-                                                else (
-                                                    (
-                                                        None
-                                                        if c_catalog_sales_cs_ext_list_price
-                                                        is None
-                                                        or c_catalog_sales_cs_ext_wholesale_cost
-                                                        is None
-                                                        else (
-                                                            c_catalog_sales_cs_ext_list_price
-                                                            - c_catalog_sales_cs_ext_wholesale_cost
-                                                        )
-                                                    )
-                                                    - c_catalog_sales_cs_ext_discount_amt
-                                                )
-                                            )
-                                            is None
-                                            or c_catalog_sales_cs_ext_sales_price
-                                            is None
-                                            else (
-                                                (
                                                     None
                                                     if (
                                                         None
@@ -34683,10 +35137,46 @@ def _make_derived6():
                                                         - c_catalog_sales_cs_ext_discount_amt
                                                     )
                                                 )
-                                                + c_catalog_sales_cs_ext_sales_price
-                                            )
-                                        ),
-                                        2,
+                                                is None
+                                                or c_catalog_sales_cs_ext_sales_price
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if c_catalog_sales_cs_ext_list_price
+                                                            is None
+                                                            or c_catalog_sales_cs_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_catalog_sales_cs_ext_list_price
+                                                                - c_catalog_sales_cs_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        is None
+                                                        or c_catalog_sales_cs_ext_discount_amt
+                                                        is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if c_catalog_sales_cs_ext_list_price
+                                                                is None
+                                                                or c_catalog_sales_cs_ext_wholesale_cost
+                                                                is None
+                                                                else (
+                                                                    c_catalog_sales_cs_ext_list_price
+                                                                    - c_catalog_sales_cs_ext_wholesale_cost
+                                                                )
+                                                            )
+                                                            - c_catalog_sales_cs_ext_discount_amt
+                                                        )
+                                                    )
+                                                    + c_catalog_sales_cs_ext_sales_price
+                                                )
+                                            ),
+                                            2,
+                                        )
                                     )
                                     if c_catalog_sales_cs_ext_list_price is not None
                                     and c_catalog_sales_cs_ext_wholesale_cost
@@ -35145,7 +35635,7 @@ def _make_derived6():
                     e=None,
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
-                    _a0 = None if p[1] == 0 else (p[2])
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
                     return (
                         v_c_customer_id,
                         v_c_first_name,
@@ -35517,6 +36007,28 @@ def _make_derived6():
                     return math.nan
                 return math.copysign(math.inf, a) * math.copysign(1.0, b)
             return a / b
+
+        def _exact(x):
+            """A finite number as an integer count of 2**-1074, which every double
+            is: float sums kept in these units are exact, so a SUM's value depends on
+            the rows present, never on the order of the updates that left them."""
+            try:
+                n, d = x.as_integer_ratio()
+            except (OverflowError, ValueError):
+                raise ViewError(
+                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                    "is infinite or NaN is not supported there"
+                ) from None
+            return n << (1075 - d.bit_length())
+
+        def _inexact(n, factors=1):
+            """The double nearest to a sum of `_exact` values (of products of
+            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+            as a float sum overflows."""
+            try:
+                return n / (1 << 1074 * factors)
+            except OverflowError:
+                return math.inf if n > 0 else -math.inf
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -36011,40 +36523,11 @@ def _make_derived6():
                         ),
                         (
                             d
-                            * _div(
-                                (
-                                    None
-                                    if (
+                            * _exact(
+                                _div(
+                                    (
                                         None
                                         if (
-                                            None
-                                            if c_web_sales_ws_ext_list_price is None
-                                            or c_web_sales_ws_ext_wholesale_cost is None
-                                            else (
-                                                c_web_sales_ws_ext_list_price
-                                                - c_web_sales_ws_ext_wholesale_cost
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_discount_amt is None
-                                        else (
-                                            (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            - c_web_sales_ws_ext_discount_amt
-                                        )
-                                    )
-                                    is None
-                                    or c_web_sales_ws_ext_sales_price is None
-                                    else (
-                                        (
                                             None
                                             if (
                                                 None
@@ -36073,10 +36556,45 @@ def _make_derived6():
                                                 - c_web_sales_ws_ext_discount_amt
                                             )
                                         )
-                                        + c_web_sales_ws_ext_sales_price
-                                    )
-                                ),
-                                2,
+                                        is None
+                                        or c_web_sales_ws_ext_sales_price is None
+                                        else (
+                                            (
+                                                None
+                                                if (
+                                                    None
+                                                    if c_web_sales_ws_ext_list_price
+                                                    is None
+                                                    or c_web_sales_ws_ext_wholesale_cost
+                                                    is None
+                                                    else (
+                                                        c_web_sales_ws_ext_list_price
+                                                        - c_web_sales_ws_ext_wholesale_cost
+                                                    )
+                                                )
+                                                is None
+                                                or c_web_sales_ws_ext_discount_amt
+                                                is None
+                                                else (
+                                                    (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    - c_web_sales_ws_ext_discount_amt
+                                                )
+                                            )
+                                            + c_web_sales_ws_ext_sales_price
+                                        )
+                                    ),
+                                    2,
+                                )
                             )
                             if c_web_sales_ws_ext_list_price is not None
                             and c_web_sales_ws_ext_wholesale_cost is not None
@@ -36669,42 +37187,11 @@ def _make_derived6():
                             ),
                             (
                                 d
-                                * _div(
-                                    (
-                                        None
-                                        if (
+                                * _exact(
+                                    _div(
+                                        (
                                             None
                                             if (
-                                                None
-                                                if c_web_sales_ws_ext_list_price is None
-                                                or c_web_sales_ws_ext_wholesale_cost
-                                                is None
-                                                else (
-                                                    c_web_sales_ws_ext_list_price
-                                                    - c_web_sales_ws_ext_wholesale_cost
-                                                )
-                                            )
-                                            is None
-                                            or c_web_sales_ws_ext_discount_amt is None
-                                            else (
-                                                (
-                                                    None
-                                                    if c_web_sales_ws_ext_list_price
-                                                    is None
-                                                    or c_web_sales_ws_ext_wholesale_cost
-                                                    is None
-                                                    else (
-                                                        c_web_sales_ws_ext_list_price
-                                                        - c_web_sales_ws_ext_wholesale_cost
-                                                    )
-                                                )
-                                                - c_web_sales_ws_ext_discount_amt
-                                            )
-                                        )
-                                        is None
-                                        or c_web_sales_ws_ext_sales_price is None
-                                        else (
-                                            (
                                                 None
                                                 if (
                                                     None
@@ -36735,10 +37222,45 @@ def _make_derived6():
                                                     - c_web_sales_ws_ext_discount_amt
                                                 )
                                             )
-                                            + c_web_sales_ws_ext_sales_price
-                                        )
-                                    ),
-                                    2,
+                                            is None
+                                            or c_web_sales_ws_ext_sales_price is None
+                                            else (
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if c_web_sales_ws_ext_list_price
+                                                        is None
+                                                        or c_web_sales_ws_ext_wholesale_cost
+                                                        is None
+                                                        else (
+                                                            c_web_sales_ws_ext_list_price
+                                                            - c_web_sales_ws_ext_wholesale_cost
+                                                        )
+                                                    )
+                                                    is None
+                                                    or c_web_sales_ws_ext_discount_amt
+                                                    is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if c_web_sales_ws_ext_list_price
+                                                            is None
+                                                            or c_web_sales_ws_ext_wholesale_cost
+                                                            is None
+                                                            else (
+                                                                c_web_sales_ws_ext_list_price
+                                                                - c_web_sales_ws_ext_wholesale_cost
+                                                            )
+                                                        )
+                                                        - c_web_sales_ws_ext_discount_amt
+                                                    )
+                                                )
+                                                + c_web_sales_ws_ext_sales_price
+                                            )
+                                        ),
+                                        2,
+                                    )
                                 )
                                 if c_web_sales_ws_ext_list_price is not None
                                 and c_web_sales_ws_ext_wholesale_cost is not None
@@ -37164,7 +37686,7 @@ def _make_derived6():
                 e=None,
             ):
                 """The output row of one group from its payload; None if HAVING fails."""
-                _a0 = None if p[1] == 0 else (p[2])
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
                 return (
                     v_c_customer_id,
                     v_c_first_name,

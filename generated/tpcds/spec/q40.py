@@ -164,6 +164,42 @@ def _same(a, b):
     return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
 
 
+def _exact(x):
+    """A finite number as an integer count of 2**-1074, which every double
+    is: float sums kept in these units are exact, so a SUM's value depends on
+    the rows present, never on the order of the updates that left them."""
+    try:
+        n, d = x.as_integer_ratio()
+    except (OverflowError, ValueError):
+        raise ViewError(
+            f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+            "is infinite or NaN is not supported there"
+        ) from None
+    return n << (1075 - d.bit_length())
+
+
+def _inexact(n, factors=1):
+    """The double nearest to a sum of `_exact` values (of products of
+    `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+    as a float sum overflows."""
+    try:
+        return n / (1 << 1074 * factors)
+    except OverflowError:
+        return math.inf if n > 0 else -math.inf
+
+
+def _ieee_total(finite, pos, neg, nan):
+    """A float SUM from its finite part and the numbers of +inf, -inf and
+    NaN terms in it (IEEE: inf - inf and anything + NaN are NaN)."""
+    if nan or (pos and neg):
+        return math.nan
+    if pos:
+        return math.inf
+    if neg:
+        return -math.inf
+    return finite
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -4502,8 +4538,16 @@ class View:
 
     def _group_row(self, v_w_state, v_i_item_id, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if e is None or not e[1][1] else e[1][0]
-        _a1 = None if e is None or not e[2][1] else e[2][0]
+        _a0 = (
+            None
+            if e is None or not e[1][1]
+            else _ieee_total(_inexact(e[1][0]), e[1][2], e[1][3], e[1][4])
+        )
+        _a1 = (
+            None
+            if e is None or not e[2][1]
+            else _ieee_total(_inexact(e[2][0]), e[2][2], e[2][3], e[2][4])
+        )
         return (v_w_state, v_i_item_id, _a0, _a1)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
@@ -4579,7 +4623,7 @@ class View:
             touched[group] = True
             entry = result.get(group)
             if entry is None:
-                entry = result[group] = [_ZERO, [0.0, 0], [0.0, 0]]
+                entry = result[group] = [_ZERO, [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]]
             entry[0] = entry[0] + delta
             _d = delta
             _x = (
@@ -4593,7 +4637,16 @@ class View:
             )
             if _x is not None:  # SQL: COUNT/SUM/AVG skip NULLs
                 _s = entry[1]
-                _s[0] += _d * _x
+                if (
+                    _x - _x == 0
+                ):  # finite (summed exactly); else counted: see _ieee_total
+                    _s[0] += _d * _exact(_x)
+                elif _x != _x:
+                    _s[4] += _d
+                elif _x > 0:
+                    _s[2] += _d
+                else:
+                    _s[3] += _d
                 _s[1] += _d
             _x = (
                 (
@@ -4606,7 +4659,16 @@ class View:
             )
             if _x is not None:  # SQL: COUNT/SUM/AVG skip NULLs
                 _s = entry[2]
-                _s[0] += _d * _x
+                if (
+                    _x - _x == 0
+                ):  # finite (summed exactly); else counted: see _ieee_total
+                    _s[0] += _d * _exact(_x)
+                elif _x != _x:
+                    _s[4] += _d
+                elif _x > 0:
+                    _s[2] += _d
+                else:
+                    _s[3] += _d
                 _s[1] += _d
             if not entry[0]:
                 del result[group]

@@ -169,6 +169,30 @@ def _same(a, b):
     return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
 
 
+def _exact(x):
+    """A finite number as an integer count of 2**-1074, which every double
+    is: float sums kept in these units are exact, so a SUM's value depends on
+    the rows present, never on the order of the updates that left them."""
+    try:
+        n, d = x.as_integer_ratio()
+    except (OverflowError, ValueError):
+        raise ViewError(
+            f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+            "is infinite or NaN is not supported there"
+        ) from None
+    return n << (1075 - d.bit_length())
+
+
+def _inexact(n, factors=1):
+    """The double nearest to a sum of `_exact` values (of products of
+    `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+    as a float sum overflows."""
+    try:
+        return n / (1 << 1074 * factors)
+    except OverflowError:
+        return math.inf if n > 0 else -math.inf
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -8911,7 +8935,7 @@ class View:
         _p = (
             d,
             (d if c_tmp1_total_sales is not None else 0),
-            (d * c_tmp1_total_sales if c_tmp1_total_sales is not None else 0),
+            (d * _exact(c_tmp1_total_sales) if c_tmp1_total_sales is not None else 0),
         )
         pending = self._pending
         tmp1_root = self.tmp1_root
@@ -9030,7 +9054,7 @@ class View:
 
     def _group_row(self, v_i_item_id, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2])
+        _a0 = None if p[1] == 0 else (_inexact(p[2]))
         return (v_i_item_id, _a0)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:

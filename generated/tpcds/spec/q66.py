@@ -308,6 +308,30 @@ def _finite_part(x):
     return x if x - x == 0 else 0.0
 
 
+def _exact(x):
+    """A finite number as an integer count of 2**-1074, which every double
+    is: float sums kept in these units are exact, so a SUM's value depends on
+    the rows present, never on the order of the updates that left them."""
+    try:
+        n, d = x.as_integer_ratio()
+    except (OverflowError, ValueError):
+        raise ViewError(
+            f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+            "is infinite or NaN is not supported there"
+        ) from None
+    return n << (1075 - d.bit_length())
+
+
+def _inexact(n, factors=1):
+    """The double nearest to a sum of `_exact` values (of products of
+    `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+    as a float sum overflows."""
+    try:
+        return n / (1 << 1074 * factors)
+    except OverflowError:
+        return math.inf if n > 0 else -math.inf
+
+
 def _ieee_total(finite, pos, neg, nan):
     """A float SUM from its finite part and the numbers of +inf, -inf and
     NaN terms in it (IEEE: inf - inf and anything + NaN are NaN)."""
@@ -9414,125 +9438,125 @@ class View:
         _p = (
             d,
             (d if c_x_jan_sales is not None else 0),
-            (d * c_x_jan_sales if c_x_jan_sales is not None else 0),
+            (d * _exact(c_x_jan_sales) if c_x_jan_sales is not None else 0),
             (d if c_x_feb_sales is not None else 0),
-            (d * c_x_feb_sales if c_x_feb_sales is not None else 0),
+            (d * _exact(c_x_feb_sales) if c_x_feb_sales is not None else 0),
             (d if c_x_mar_sales is not None else 0),
-            (d * c_x_mar_sales if c_x_mar_sales is not None else 0),
+            (d * _exact(c_x_mar_sales) if c_x_mar_sales is not None else 0),
             (d if c_x_apr_sales is not None else 0),
-            (d * c_x_apr_sales if c_x_apr_sales is not None else 0),
+            (d * _exact(c_x_apr_sales) if c_x_apr_sales is not None else 0),
             (d if c_x_may_sales is not None else 0),
-            (d * c_x_may_sales if c_x_may_sales is not None else 0),
+            (d * _exact(c_x_may_sales) if c_x_may_sales is not None else 0),
             (d if c_x_jun_sales is not None else 0),
-            (d * c_x_jun_sales if c_x_jun_sales is not None else 0),
+            (d * _exact(c_x_jun_sales) if c_x_jun_sales is not None else 0),
             (d if c_x_jul_sales is not None else 0),
-            (d * c_x_jul_sales if c_x_jul_sales is not None else 0),
+            (d * _exact(c_x_jul_sales) if c_x_jul_sales is not None else 0),
             (d if c_x_aug_sales is not None else 0),
-            (d * c_x_aug_sales if c_x_aug_sales is not None else 0),
+            (d * _exact(c_x_aug_sales) if c_x_aug_sales is not None else 0),
             (d if c_x_sep_sales is not None else 0),
-            (d * c_x_sep_sales if c_x_sep_sales is not None else 0),
+            (d * _exact(c_x_sep_sales) if c_x_sep_sales is not None else 0),
             (d if c_x_oct_sales is not None else 0),
-            (d * c_x_oct_sales if c_x_oct_sales is not None else 0),
+            (d * _exact(c_x_oct_sales) if c_x_oct_sales is not None else 0),
             (d if c_x_nov_sales is not None else 0),
-            (d * c_x_nov_sales if c_x_nov_sales is not None else 0),
+            (d * _exact(c_x_nov_sales) if c_x_nov_sales is not None else 0),
             (d if c_x_dec_sales is not None else 0),
-            (d * c_x_dec_sales if c_x_dec_sales is not None else 0),
+            (d * _exact(c_x_dec_sales) if c_x_dec_sales is not None else 0),
             (d if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_jan_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_jan_sales, v_w_warehouse_sq_ft)))
                 if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_feb_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_feb_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_feb_sales, v_w_warehouse_sq_ft)))
                 if c_x_feb_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_mar_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_mar_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_mar_sales, v_w_warehouse_sq_ft)))
                 if c_x_mar_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_apr_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_apr_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_apr_sales, v_w_warehouse_sq_ft)))
                 if c_x_apr_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_may_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_may_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_may_sales, v_w_warehouse_sq_ft)))
                 if c_x_may_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_jun_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_jun_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_jun_sales, v_w_warehouse_sq_ft)))
                 if c_x_jun_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_jul_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_jul_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_jul_sales, v_w_warehouse_sq_ft)))
                 if c_x_jul_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_aug_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_aug_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_aug_sales, v_w_warehouse_sq_ft)))
                 if c_x_aug_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_sep_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_sep_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_sep_sales, v_w_warehouse_sq_ft)))
                 if c_x_sep_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_oct_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_oct_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_oct_sales, v_w_warehouse_sq_ft)))
                 if c_x_oct_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_nov_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_nov_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_nov_sales, v_w_warehouse_sq_ft)))
                 if c_x_nov_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_dec_sales is not None and v_w_warehouse_sq_ft is not None else 0),
             (
-                d * _finite_part(_div(c_x_dec_sales, v_w_warehouse_sq_ft))
+                d * _exact(_finite_part(_div(c_x_dec_sales, v_w_warehouse_sq_ft)))
                 if c_x_dec_sales is not None and v_w_warehouse_sq_ft is not None
                 else 0
             ),
             (d if c_x_jan_net is not None else 0),
-            (d * c_x_jan_net if c_x_jan_net is not None else 0),
+            (d * _exact(c_x_jan_net) if c_x_jan_net is not None else 0),
             (d if c_x_feb_net is not None else 0),
-            (d * c_x_feb_net if c_x_feb_net is not None else 0),
+            (d * _exact(c_x_feb_net) if c_x_feb_net is not None else 0),
             (d if c_x_mar_net is not None else 0),
-            (d * c_x_mar_net if c_x_mar_net is not None else 0),
+            (d * _exact(c_x_mar_net) if c_x_mar_net is not None else 0),
             (d if c_x_apr_net is not None else 0),
-            (d * c_x_apr_net if c_x_apr_net is not None else 0),
+            (d * _exact(c_x_apr_net) if c_x_apr_net is not None else 0),
             (d if c_x_may_net is not None else 0),
-            (d * c_x_may_net if c_x_may_net is not None else 0),
+            (d * _exact(c_x_may_net) if c_x_may_net is not None else 0),
             (d if c_x_jun_net is not None else 0),
-            (d * c_x_jun_net if c_x_jun_net is not None else 0),
+            (d * _exact(c_x_jun_net) if c_x_jun_net is not None else 0),
             (d if c_x_jul_net is not None else 0),
-            (d * c_x_jul_net if c_x_jul_net is not None else 0),
+            (d * _exact(c_x_jul_net) if c_x_jul_net is not None else 0),
             (d if c_x_aug_net is not None else 0),
-            (d * c_x_aug_net if c_x_aug_net is not None else 0),
+            (d * _exact(c_x_aug_net) if c_x_aug_net is not None else 0),
             (d if c_x_sep_net is not None else 0),
-            (d * c_x_sep_net if c_x_sep_net is not None else 0),
+            (d * _exact(c_x_sep_net) if c_x_sep_net is not None else 0),
             (d if c_x_oct_net is not None else 0),
-            (d * c_x_oct_net if c_x_oct_net is not None else 0),
+            (d * _exact(c_x_oct_net) if c_x_oct_net is not None else 0),
             (d if c_x_nov_net is not None else 0),
-            (d * c_x_nov_net if c_x_nov_net is not None else 0),
+            (d * _exact(c_x_nov_net) if c_x_nov_net is not None else 0),
             (d if c_x_dec_net is not None else 0),
-            (d * c_x_dec_net if c_x_dec_net is not None else 0),
+            (d * _exact(c_x_dec_net) if c_x_dec_net is not None else 0),
             (
                 d * round((_div(c_x_jan_sales, v_w_warehouse_sq_ft) == math.inf))
                 if c_x_jan_sales is not None and v_w_warehouse_sq_ft is not None
@@ -10139,48 +10163,90 @@ class View:
         e=None,
     ):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2])
-        _a1 = None if p[3] == 0 else (p[4])
-        _a2 = None if p[5] == 0 else (p[6])
-        _a3 = None if p[7] == 0 else (p[8])
-        _a4 = None if p[9] == 0 else (p[10])
-        _a5 = None if p[11] == 0 else (p[12])
-        _a6 = None if p[13] == 0 else (p[14])
-        _a7 = None if p[15] == 0 else (p[16])
-        _a8 = None if p[17] == 0 else (p[18])
-        _a9 = None if p[19] == 0 else (p[20])
-        _a10 = None if p[21] == 0 else (p[22])
-        _a11 = None if p[23] == 0 else (p[24])
-        _a12 = None if p[25] == 0 else _ieee_total((p[26]), (p[73]), (p[74]), (p[75]))
-        _a13 = None if p[27] == 0 else _ieee_total((p[28]), (p[76]), (p[77]), (p[78]))
-        _a14 = None if p[29] == 0 else _ieee_total((p[30]), (p[79]), (p[80]), (p[81]))
-        _a15 = None if p[31] == 0 else _ieee_total((p[32]), (p[82]), (p[83]), (p[84]))
-        _a16 = None if p[33] == 0 else _ieee_total((p[34]), (p[85]), (p[86]), (p[87]))
-        _a17 = None if p[35] == 0 else _ieee_total((p[36]), (p[88]), (p[89]), (p[90]))
-        _a18 = None if p[37] == 0 else _ieee_total((p[38]), (p[91]), (p[92]), (p[93]))
-        _a19 = None if p[39] == 0 else _ieee_total((p[40]), (p[94]), (p[95]), (p[96]))
-        _a20 = None if p[41] == 0 else _ieee_total((p[42]), (p[97]), (p[98]), (p[99]))
+        _a0 = None if p[1] == 0 else (_inexact(p[2]))
+        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+        _a3 = None if p[7] == 0 else (_inexact(p[8]))
+        _a4 = None if p[9] == 0 else (_inexact(p[10]))
+        _a5 = None if p[11] == 0 else (_inexact(p[12]))
+        _a6 = None if p[13] == 0 else (_inexact(p[14]))
+        _a7 = None if p[15] == 0 else (_inexact(p[16]))
+        _a8 = None if p[17] == 0 else (_inexact(p[18]))
+        _a9 = None if p[19] == 0 else (_inexact(p[20]))
+        _a10 = None if p[21] == 0 else (_inexact(p[22]))
+        _a11 = None if p[23] == 0 else (_inexact(p[24]))
+        _a12 = (
+            None
+            if p[25] == 0
+            else _ieee_total((_inexact(p[26])), (p[73]), (p[74]), (p[75]))
+        )
+        _a13 = (
+            None
+            if p[27] == 0
+            else _ieee_total((_inexact(p[28])), (p[76]), (p[77]), (p[78]))
+        )
+        _a14 = (
+            None
+            if p[29] == 0
+            else _ieee_total((_inexact(p[30])), (p[79]), (p[80]), (p[81]))
+        )
+        _a15 = (
+            None
+            if p[31] == 0
+            else _ieee_total((_inexact(p[32])), (p[82]), (p[83]), (p[84]))
+        )
+        _a16 = (
+            None
+            if p[33] == 0
+            else _ieee_total((_inexact(p[34])), (p[85]), (p[86]), (p[87]))
+        )
+        _a17 = (
+            None
+            if p[35] == 0
+            else _ieee_total((_inexact(p[36])), (p[88]), (p[89]), (p[90]))
+        )
+        _a18 = (
+            None
+            if p[37] == 0
+            else _ieee_total((_inexact(p[38])), (p[91]), (p[92]), (p[93]))
+        )
+        _a19 = (
+            None
+            if p[39] == 0
+            else _ieee_total((_inexact(p[40])), (p[94]), (p[95]), (p[96]))
+        )
+        _a20 = (
+            None
+            if p[41] == 0
+            else _ieee_total((_inexact(p[42])), (p[97]), (p[98]), (p[99]))
+        )
         _a21 = (
-            None if p[43] == 0 else _ieee_total((p[44]), (p[100]), (p[101]), (p[102]))
+            None
+            if p[43] == 0
+            else _ieee_total((_inexact(p[44])), (p[100]), (p[101]), (p[102]))
         )
         _a22 = (
-            None if p[45] == 0 else _ieee_total((p[46]), (p[103]), (p[104]), (p[105]))
+            None
+            if p[45] == 0
+            else _ieee_total((_inexact(p[46])), (p[103]), (p[104]), (p[105]))
         )
         _a23 = (
-            None if p[47] == 0 else _ieee_total((p[48]), (p[106]), (p[107]), (p[108]))
+            None
+            if p[47] == 0
+            else _ieee_total((_inexact(p[48])), (p[106]), (p[107]), (p[108]))
         )
-        _a24 = None if p[49] == 0 else (p[50])
-        _a25 = None if p[51] == 0 else (p[52])
-        _a26 = None if p[53] == 0 else (p[54])
-        _a27 = None if p[55] == 0 else (p[56])
-        _a28 = None if p[57] == 0 else (p[58])
-        _a29 = None if p[59] == 0 else (p[60])
-        _a30 = None if p[61] == 0 else (p[62])
-        _a31 = None if p[63] == 0 else (p[64])
-        _a32 = None if p[65] == 0 else (p[66])
-        _a33 = None if p[67] == 0 else (p[68])
-        _a34 = None if p[69] == 0 else (p[70])
-        _a35 = None if p[71] == 0 else (p[72])
+        _a24 = None if p[49] == 0 else (_inexact(p[50]))
+        _a25 = None if p[51] == 0 else (_inexact(p[52]))
+        _a26 = None if p[53] == 0 else (_inexact(p[54]))
+        _a27 = None if p[55] == 0 else (_inexact(p[56]))
+        _a28 = None if p[57] == 0 else (_inexact(p[58]))
+        _a29 = None if p[59] == 0 else (_inexact(p[60]))
+        _a30 = None if p[61] == 0 else (_inexact(p[62]))
+        _a31 = None if p[63] == 0 else (_inexact(p[64]))
+        _a32 = None if p[65] == 0 else (_inexact(p[66]))
+        _a33 = None if p[67] == 0 else (_inexact(p[68]))
+        _a34 = None if p[69] == 0 else (_inexact(p[70]))
+        _a35 = None if p[71] == 0 else (_inexact(p[72]))
         return (
             v_w_warehouse_name,
             v_w_warehouse_sq_ft,

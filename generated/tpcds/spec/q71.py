@@ -174,6 +174,30 @@ def _same(a, b):
     return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
 
 
+def _exact(x):
+    """A finite number as an integer count of 2**-1074, which every double
+    is: float sums kept in these units are exact, so a SUM's value depends on
+    the rows present, never on the order of the updates that left them."""
+    try:
+        n, d = x.as_integer_ratio()
+    except (OverflowError, ValueError):
+        raise ViewError(
+            f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+            "is infinite or NaN is not supported there"
+        ) from None
+    return n << (1075 - d.bit_length())
+
+
+def _inexact(n, factors=1):
+    """The double nearest to a sum of `_exact` values (of products of
+    `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+    as a float sum overflows."""
+    try:
+        return n / (1 << 1074 * factors)
+    except OverflowError:
+        return math.inf if n > 0 else -math.inf
+
+
 def _make_derived1():
     """The inner view of a subquery; its result is a relation of View."""
 
@@ -3526,7 +3550,7 @@ class View:
             (
                 d,
                 (d if c_tmp_ext_price is not None else 0),
-                (d * c_tmp_ext_price if c_tmp_ext_price is not None else 0),
+                (d * _exact(c_tmp_ext_price) if c_tmp_ext_price is not None else 0),
             )
             if keep_tmp
             else None
@@ -4213,7 +4237,7 @@ class View:
 
     def _group_row(self, v_i_brand, v_i_brand_id, v_t_hour, v_t_minute, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2])
+        _a0 = None if p[1] == 0 else (_inexact(p[2]))
         return (v_i_brand_id, v_i_brand, v_t_hour, v_t_minute, _a0)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:

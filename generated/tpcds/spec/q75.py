@@ -324,6 +324,28 @@ def _make_derived1():
             x == y or (x != x and y != y) for x, y in zip(a, b)
         )
 
+    def _exact(x):
+        """A finite number as an integer count of 2**-1074, which every double
+        is: float sums kept in these units are exact, so a SUM's value depends on
+        the rows present, never on the order of the updates that left them."""
+        try:
+            n, d = x.as_integer_ratio()
+        except (OverflowError, ValueError):
+            raise ViewError(
+                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                "is infinite or NaN is not supported there"
+            ) from None
+        return n << (1075 - d.bit_length())
+
+    def _inexact(n, factors=1):
+        """The double nearest to a sum of `_exact` values (of products of
+        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+        as a float sum overflows."""
+        try:
+            return n / (1 << 1074 * factors)
+        except OverflowError:
+            return math.inf if n > 0 else -math.inf
+
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
 
@@ -19480,7 +19502,7 @@ def _make_derived1():
                 ),
                 (d if c_sales_detail_sales_amt is not None else 0),
                 (
-                    d * c_sales_detail_sales_amt
+                    d * _exact(c_sales_detail_sales_amt)
                     if c_sales_detail_sales_amt is not None
                     else 0
                 ),
@@ -19690,7 +19712,7 @@ def _make_derived1():
         ):
             """The output row of one group from its payload; None if HAVING fails."""
             _a0 = None if p[1] == 0 else (p[2])
-            _a1 = None if p[3] == 0 else (p[4])
+            _a1 = None if p[3] == 0 else (_inexact(p[4]))
             return (
                 v_d_year,
                 v_i_brand_id,
@@ -19965,6 +19987,28 @@ def _make_derived2():
         return len(a) == len(b) and all(
             x == y or (x != x and y != y) for x, y in zip(a, b)
         )
+
+    def _exact(x):
+        """A finite number as an integer count of 2**-1074, which every double
+        is: float sums kept in these units are exact, so a SUM's value depends on
+        the rows present, never on the order of the updates that left them."""
+        try:
+            n, d = x.as_integer_ratio()
+        except (OverflowError, ValueError):
+            raise ViewError(
+                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                "is infinite or NaN is not supported there"
+            ) from None
+        return n << (1075 - d.bit_length())
+
+    def _inexact(n, factors=1):
+        """The double nearest to a sum of `_exact` values (of products of
+        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+        as a float sum overflows."""
+        try:
+            return n / (1 << 1074 * factors)
+        except OverflowError:
+            return math.inf if n > 0 else -math.inf
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -39122,7 +39166,7 @@ def _make_derived2():
                 ),
                 (d if c_sales_detail_sales_amt is not None else 0),
                 (
-                    d * c_sales_detail_sales_amt
+                    d * _exact(c_sales_detail_sales_amt)
                     if c_sales_detail_sales_amt is not None
                     else 0
                 ),
@@ -39332,7 +39376,7 @@ def _make_derived2():
         ):
             """The output row of one group from its payload; None if HAVING fails."""
             _a0 = None if p[1] == 0 else (p[2])
-            _a1 = None if p[3] == 0 else (p[4])
+            _a1 = None if p[3] == 0 else (_inexact(p[4]))
             return (
                 v_d_year,
                 v_i_brand_id,

@@ -572,6 +572,29 @@ def _make_derived1():
                             x == y or (x != x and y != y) for x, y in zip(a, b)
                         )
 
+                    def _exact(x):
+                        """A finite number as an integer count of 2**-1074, which every double
+                        is: float sums kept in these units are exact, so a SUM's value depends on
+                        the rows present, never on the order of the updates that left them.
+                        """
+                        try:
+                            n, d = x.as_integer_ratio()
+                        except (OverflowError, ValueError):
+                            raise ViewError(
+                                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                "is infinite or NaN is not supported there"
+                            ) from None
+                        return n << (1075 - d.bit_length())
+
+                    def _inexact(n, factors=1):
+                        """The double nearest to a sum of `_exact` values (of products of
+                        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                        as a float sum overflows."""
+                        try:
+                            return n / (1 << 1074 * factors)
+                        except OverflowError:
+                            return math.inf if n > 0 else -math.inf
+
                     def _make_derived1():
                         """The inner view of a subquery; its result is a relation of View."""
 
@@ -3484,7 +3507,8 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_wholesale_cost
+                                        d
+                                        * _exact(c___oj1_store_sales__ss_wholesale_cost)
                                         if c___oj1_store_sales__ss_wholesale_cost
                                         is not None
                                         else 0
@@ -3496,7 +3520,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_sales_price
+                                        d * _exact(c___oj1_store_sales__ss_sales_price)
                                         if c___oj1_store_sales__ss_sales_price
                                         is not None
                                         else 0
@@ -4136,8 +4160,8 @@ def _make_derived1():
                         ):
                             """The output row of one group from its payload; None if HAVING fails."""
                             _a0 = None if p[1] == 0 else (p[2])
-                            _a1 = None if p[3] == 0 else (p[4])
-                            _a2 = None if p[5] == 0 else (p[6])
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
                             return (
                                 v_d_year,
                                 v_store_sales__ss_item_sk,
@@ -4389,6 +4413,29 @@ def _make_derived1():
                         return len(a) == len(b) and all(
                             x == y or (x != x and y != y) for x, y in zip(a, b)
                         )
+
+                    def _exact(x):
+                        """A finite number as an integer count of 2**-1074, which every double
+                        is: float sums kept in these units are exact, so a SUM's value depends on
+                        the rows present, never on the order of the updates that left them.
+                        """
+                        try:
+                            n, d = x.as_integer_ratio()
+                        except (OverflowError, ValueError):
+                            raise ViewError(
+                                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                "is infinite or NaN is not supported there"
+                            ) from None
+                        return n << (1075 - d.bit_length())
+
+                    def _inexact(n, factors=1):
+                        """The double nearest to a sum of `_exact` values (of products of
+                        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                        as a float sum overflows."""
+                        try:
+                            return n / (1 << 1074 * factors)
+                        except OverflowError:
+                            return math.inf if n > 0 else -math.inf
 
                     def _make_derived1():
                         """The inner view of a subquery; its result is a relation of View."""
@@ -7338,7 +7385,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_web_sales__ws_wholesale_cost
+                                        d * _exact(c___oj1_web_sales__ws_wholesale_cost)
                                         if c___oj1_web_sales__ws_wholesale_cost
                                         is not None
                                         else 0
@@ -7349,7 +7396,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_web_sales__ws_sales_price
+                                        d * _exact(c___oj1_web_sales__ws_sales_price)
                                         if c___oj1_web_sales__ws_sales_price is not None
                                         else 0
                                     ),
@@ -7972,8 +8019,8 @@ def _make_derived1():
                         ):
                             """The output row of one group from its payload; None if HAVING fails."""
                             _a0 = None if p[1] == 0 else (p[2])
-                            _a1 = None if p[3] == 0 else (p[4])
-                            _a2 = None if p[5] == 0 else (p[6])
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
                             return (
                                 v_d_year,
                                 v_web_sales__ws_item_sk,
@@ -9240,6 +9287,29 @@ def _make_derived1():
                         return len(a) == len(b) and all(
                             x == y or (x != x and y != y) for x, y in zip(a, b)
                         )
+
+                    def _exact(x):
+                        """A finite number as an integer count of 2**-1074, which every double
+                        is: float sums kept in these units are exact, so a SUM's value depends on
+                        the rows present, never on the order of the updates that left them.
+                        """
+                        try:
+                            n, d = x.as_integer_ratio()
+                        except (OverflowError, ValueError):
+                            raise ViewError(
+                                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                "is infinite or NaN is not supported there"
+                            ) from None
+                        return n << (1075 - d.bit_length())
+
+                    def _inexact(n, factors=1):
+                        """The double nearest to a sum of `_exact` values (of products of
+                        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                        as a float sum overflows."""
+                        try:
+                            return n / (1 << 1074 * factors)
+                        except OverflowError:
+                            return math.inf if n > 0 else -math.inf
 
                     def _make_derived1():
                         """The inner view of a subquery; its result is a relation of View."""
@@ -12153,7 +12223,8 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_wholesale_cost
+                                        d
+                                        * _exact(c___oj1_store_sales__ss_wholesale_cost)
                                         if c___oj1_store_sales__ss_wholesale_cost
                                         is not None
                                         else 0
@@ -12165,7 +12236,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_sales_price
+                                        d * _exact(c___oj1_store_sales__ss_sales_price)
                                         if c___oj1_store_sales__ss_sales_price
                                         is not None
                                         else 0
@@ -12805,8 +12876,8 @@ def _make_derived1():
                         ):
                             """The output row of one group from its payload; None if HAVING fails."""
                             _a0 = None if p[1] == 0 else (p[2])
-                            _a1 = None if p[3] == 0 else (p[4])
-                            _a2 = None if p[5] == 0 else (p[6])
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
                             return (
                                 v_d_year,
                                 v_store_sales__ss_item_sk,
@@ -13121,6 +13192,29 @@ def _make_derived1():
                             return len(a) == len(b) and all(
                                 x == y or (x != x and y != y) for x, y in zip(a, b)
                             )
+
+                        def _exact(x):
+                            """A finite number as an integer count of 2**-1074, which every double
+                            is: float sums kept in these units are exact, so a SUM's value depends on
+                            the rows present, never on the order of the updates that left them.
+                            """
+                            try:
+                                n, d = x.as_integer_ratio()
+                            except (OverflowError, ValueError):
+                                raise ViewError(
+                                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                    "is infinite or NaN is not supported there"
+                                ) from None
+                            return n << (1075 - d.bit_length())
+
+                        def _inexact(n, factors=1):
+                            """The double nearest to a sum of `_exact` values (of products of
+                            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                            as a float sum overflows."""
+                            try:
+                                return n / (1 << 1074 * factors)
+                            except OverflowError:
+                                return math.inf if n > 0 else -math.inf
 
                         def _make_derived1():
                             """The inner view of a subquery; its result is a relation of View."""
@@ -16197,7 +16291,10 @@ def _make_derived1():
                                             else 0
                                         ),
                                         (
-                                            d * c___oj1_web_sales__ws_wholesale_cost
+                                            d
+                                            * _exact(
+                                                c___oj1_web_sales__ws_wholesale_cost
+                                            )
                                             if c___oj1_web_sales__ws_wholesale_cost
                                             is not None
                                             else 0
@@ -16209,7 +16306,8 @@ def _make_derived1():
                                             else 0
                                         ),
                                         (
-                                            d * c___oj1_web_sales__ws_sales_price
+                                            d
+                                            * _exact(c___oj1_web_sales__ws_sales_price)
                                             if c___oj1_web_sales__ws_sales_price
                                             is not None
                                             else 0
@@ -16866,8 +16964,8 @@ def _make_derived1():
                             ):
                                 """The output row of one group from its payload; None if HAVING fails."""
                                 _a0 = None if p[1] == 0 else (p[2])
-                                _a1 = None if p[3] == 0 else (p[4])
-                                _a2 = None if p[5] == 0 else (p[6])
+                                _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                _a2 = None if p[5] == 0 else (_inexact(p[6]))
                                 return (
                                     v_d_year,
                                     v_web_sales__ws_item_sk,
@@ -18463,6 +18561,28 @@ def _make_derived1():
                 return len(a) == len(b) and all(
                     x == y or (x != x and y != y) for x, y in zip(a, b)
                 )
+
+            def _exact(x):
+                """A finite number as an integer count of 2**-1074, which every double
+                is: float sums kept in these units are exact, so a SUM's value depends on
+                the rows present, never on the order of the updates that left them."""
+                try:
+                    n, d = x.as_integer_ratio()
+                except (OverflowError, ValueError):
+                    raise ViewError(
+                        f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                        "is infinite or NaN is not supported there"
+                    ) from None
+                return n << (1075 - d.bit_length())
+
+            def _inexact(n, factors=1):
+                """The double nearest to a sum of `_exact` values (of products of
+                `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                as a float sum overflows."""
+                try:
+                    return n / (1 << 1074 * factors)
+                except OverflowError:
+                    return math.inf if n > 0 else -math.inf
 
             def _make_derived1():
                 """The inner view of a subquery; its result is a relation of View."""
@@ -21243,7 +21363,7 @@ def _make_derived1():
                                 else 0
                             ),
                             (
-                                d * c___oj1_catalog_sales__cs_wholesale_cost
+                                d * _exact(c___oj1_catalog_sales__cs_wholesale_cost)
                                 if c___oj1_catalog_sales__cs_wholesale_cost is not None
                                 else 0
                             ),
@@ -21253,7 +21373,7 @@ def _make_derived1():
                                 else 0
                             ),
                             (
-                                d * c___oj1_catalog_sales__cs_sales_price
+                                d * _exact(c___oj1_catalog_sales__cs_sales_price)
                                 if c___oj1_catalog_sales__cs_sales_price is not None
                                 else 0
                             ),
@@ -21862,8 +21982,8 @@ def _make_derived1():
                 ):
                     """The output row of one group from its payload; None if HAVING fails."""
                     _a0 = None if p[1] == 0 else (p[2])
-                    _a1 = None if p[3] == 0 else (p[4])
-                    _a2 = None if p[5] == 0 else (p[6])
+                    _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                    _a2 = None if p[5] == 0 else (_inexact(p[6]))
                     return (
                         v_d_year,
                         v_catalog_sales__cs_item_sk,
@@ -23383,6 +23503,29 @@ def _make_derived1():
                         return len(a) == len(b) and all(
                             x == y or (x != x and y != y) for x, y in zip(a, b)
                         )
+
+                    def _exact(x):
+                        """A finite number as an integer count of 2**-1074, which every double
+                        is: float sums kept in these units are exact, so a SUM's value depends on
+                        the rows present, never on the order of the updates that left them.
+                        """
+                        try:
+                            n, d = x.as_integer_ratio()
+                        except (OverflowError, ValueError):
+                            raise ViewError(
+                                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                "is infinite or NaN is not supported there"
+                            ) from None
+                        return n << (1075 - d.bit_length())
+
+                    def _inexact(n, factors=1):
+                        """The double nearest to a sum of `_exact` values (of products of
+                        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                        as a float sum overflows."""
+                        try:
+                            return n / (1 << 1074 * factors)
+                        except OverflowError:
+                            return math.inf if n > 0 else -math.inf
 
                     def _make_derived1():
                         """The inner view of a subquery; its result is a relation of View."""
@@ -26296,7 +26439,8 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_wholesale_cost
+                                        d
+                                        * _exact(c___oj1_store_sales__ss_wholesale_cost)
                                         if c___oj1_store_sales__ss_wholesale_cost
                                         is not None
                                         else 0
@@ -26308,7 +26452,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_sales_price
+                                        d * _exact(c___oj1_store_sales__ss_sales_price)
                                         if c___oj1_store_sales__ss_sales_price
                                         is not None
                                         else 0
@@ -26948,8 +27092,8 @@ def _make_derived1():
                         ):
                             """The output row of one group from its payload; None if HAVING fails."""
                             _a0 = None if p[1] == 0 else (p[2])
-                            _a1 = None if p[3] == 0 else (p[4])
-                            _a2 = None if p[5] == 0 else (p[6])
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
                             return (
                                 v_d_year,
                                 v_store_sales__ss_item_sk,
@@ -27201,6 +27345,29 @@ def _make_derived1():
                         return len(a) == len(b) and all(
                             x == y or (x != x and y != y) for x, y in zip(a, b)
                         )
+
+                    def _exact(x):
+                        """A finite number as an integer count of 2**-1074, which every double
+                        is: float sums kept in these units are exact, so a SUM's value depends on
+                        the rows present, never on the order of the updates that left them.
+                        """
+                        try:
+                            n, d = x.as_integer_ratio()
+                        except (OverflowError, ValueError):
+                            raise ViewError(
+                                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                "is infinite or NaN is not supported there"
+                            ) from None
+                        return n << (1075 - d.bit_length())
+
+                    def _inexact(n, factors=1):
+                        """The double nearest to a sum of `_exact` values (of products of
+                        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                        as a float sum overflows."""
+                        try:
+                            return n / (1 << 1074 * factors)
+                        except OverflowError:
+                            return math.inf if n > 0 else -math.inf
 
                     def _make_derived1():
                         """The inner view of a subquery; its result is a relation of View."""
@@ -30150,7 +30317,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_web_sales__ws_wholesale_cost
+                                        d * _exact(c___oj1_web_sales__ws_wholesale_cost)
                                         if c___oj1_web_sales__ws_wholesale_cost
                                         is not None
                                         else 0
@@ -30161,7 +30328,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_web_sales__ws_sales_price
+                                        d * _exact(c___oj1_web_sales__ws_sales_price)
                                         if c___oj1_web_sales__ws_sales_price is not None
                                         else 0
                                     ),
@@ -30784,8 +30951,8 @@ def _make_derived1():
                         ):
                             """The output row of one group from its payload; None if HAVING fails."""
                             _a0 = None if p[1] == 0 else (p[2])
-                            _a1 = None if p[3] == 0 else (p[4])
-                            _a2 = None if p[5] == 0 else (p[6])
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
                             return (
                                 v_d_year,
                                 v_web_sales__ws_item_sk,
@@ -32052,6 +32219,29 @@ def _make_derived1():
                         return len(a) == len(b) and all(
                             x == y or (x != x and y != y) for x, y in zip(a, b)
                         )
+
+                    def _exact(x):
+                        """A finite number as an integer count of 2**-1074, which every double
+                        is: float sums kept in these units are exact, so a SUM's value depends on
+                        the rows present, never on the order of the updates that left them.
+                        """
+                        try:
+                            n, d = x.as_integer_ratio()
+                        except (OverflowError, ValueError):
+                            raise ViewError(
+                                f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                "is infinite or NaN is not supported there"
+                            ) from None
+                        return n << (1075 - d.bit_length())
+
+                    def _inexact(n, factors=1):
+                        """The double nearest to a sum of `_exact` values (of products of
+                        `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                        as a float sum overflows."""
+                        try:
+                            return n / (1 << 1074 * factors)
+                        except OverflowError:
+                            return math.inf if n > 0 else -math.inf
 
                     def _make_derived1():
                         """The inner view of a subquery; its result is a relation of View."""
@@ -34965,7 +35155,8 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_wholesale_cost
+                                        d
+                                        * _exact(c___oj1_store_sales__ss_wholesale_cost)
                                         if c___oj1_store_sales__ss_wholesale_cost
                                         is not None
                                         else 0
@@ -34977,7 +35168,7 @@ def _make_derived1():
                                         else 0
                                     ),
                                     (
-                                        d * c___oj1_store_sales__ss_sales_price
+                                        d * _exact(c___oj1_store_sales__ss_sales_price)
                                         if c___oj1_store_sales__ss_sales_price
                                         is not None
                                         else 0
@@ -35617,8 +35808,8 @@ def _make_derived1():
                         ):
                             """The output row of one group from its payload; None if HAVING fails."""
                             _a0 = None if p[1] == 0 else (p[2])
-                            _a1 = None if p[3] == 0 else (p[4])
-                            _a2 = None if p[5] == 0 else (p[6])
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
                             return (
                                 v_d_year,
                                 v_store_sales__ss_item_sk,
@@ -35933,6 +36124,29 @@ def _make_derived1():
                             return len(a) == len(b) and all(
                                 x == y or (x != x and y != y) for x, y in zip(a, b)
                             )
+
+                        def _exact(x):
+                            """A finite number as an integer count of 2**-1074, which every double
+                            is: float sums kept in these units are exact, so a SUM's value depends on
+                            the rows present, never on the order of the updates that left them.
+                            """
+                            try:
+                                n, d = x.as_integer_ratio()
+                            except (OverflowError, ValueError):
+                                raise ViewError(
+                                    f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                                    "is infinite or NaN is not supported there"
+                                ) from None
+                            return n << (1075 - d.bit_length())
+
+                        def _inexact(n, factors=1):
+                            """The double nearest to a sum of `_exact` values (of products of
+                            `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                            as a float sum overflows."""
+                            try:
+                                return n / (1 << 1074 * factors)
+                            except OverflowError:
+                                return math.inf if n > 0 else -math.inf
 
                         def _make_derived1():
                             """The inner view of a subquery; its result is a relation of View."""
@@ -39009,7 +39223,10 @@ def _make_derived1():
                                             else 0
                                         ),
                                         (
-                                            d * c___oj1_web_sales__ws_wholesale_cost
+                                            d
+                                            * _exact(
+                                                c___oj1_web_sales__ws_wholesale_cost
+                                            )
                                             if c___oj1_web_sales__ws_wholesale_cost
                                             is not None
                                             else 0
@@ -39021,7 +39238,8 @@ def _make_derived1():
                                             else 0
                                         ),
                                         (
-                                            d * c___oj1_web_sales__ws_sales_price
+                                            d
+                                            * _exact(c___oj1_web_sales__ws_sales_price)
                                             if c___oj1_web_sales__ws_sales_price
                                             is not None
                                             else 0
@@ -39678,8 +39896,8 @@ def _make_derived1():
                             ):
                                 """The output row of one group from its payload; None if HAVING fails."""
                                 _a0 = None if p[1] == 0 else (p[2])
-                                _a1 = None if p[3] == 0 else (p[4])
-                                _a2 = None if p[5] == 0 else (p[6])
+                                _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                _a2 = None if p[5] == 0 else (_inexact(p[6]))
                                 return (
                                     v_d_year,
                                     v_web_sales__ws_item_sk,
@@ -41336,6 +41554,29 @@ def _make_derived1():
                     return len(a) == len(b) and all(
                         x == y or (x != x and y != y) for x, y in zip(a, b)
                     )
+
+                def _exact(x):
+                    """A finite number as an integer count of 2**-1074, which every double
+                    is: float sums kept in these units are exact, so a SUM's value depends on
+                    the rows present, never on the order of the updates that left them.
+                    """
+                    try:
+                        n, d = x.as_integer_ratio()
+                    except (OverflowError, ValueError):
+                        raise ViewError(
+                            f"cannot add {x!r} to an exact float SUM/AVG: an input value that "
+                            "is infinite or NaN is not supported there"
+                        ) from None
+                    return n << (1075 - d.bit_length())
+
+                def _inexact(n, factors=1):
+                    """The double nearest to a sum of `_exact` values (of products of
+                    `factors` of them): one rounding, at the end; ±inf beyond the doubles,
+                    as a float sum overflows."""
+                    try:
+                        return n / (1 << 1074 * factors)
+                    except OverflowError:
+                        return math.inf if n > 0 else -math.inf
 
                 def _make_derived1():
                     """The inner view of a subquery; its result is a relation of View."""
@@ -44219,7 +44460,7 @@ def _make_derived1():
                                     else 0
                                 ),
                                 (
-                                    d * c___oj1_catalog_sales__cs_wholesale_cost
+                                    d * _exact(c___oj1_catalog_sales__cs_wholesale_cost)
                                     if c___oj1_catalog_sales__cs_wholesale_cost
                                     is not None
                                     else 0
@@ -44230,7 +44471,7 @@ def _make_derived1():
                                     else 0
                                 ),
                                 (
-                                    d * c___oj1_catalog_sales__cs_sales_price
+                                    d * _exact(c___oj1_catalog_sales__cs_sales_price)
                                     if c___oj1_catalog_sales__cs_sales_price is not None
                                     else 0
                                 ),
@@ -44849,8 +45090,8 @@ def _make_derived1():
                     ):
                         """The output row of one group from its payload; None if HAVING fails."""
                         _a0 = None if p[1] == 0 else (p[2])
-                        _a1 = None if p[3] == 0 else (p[4])
-                        _a2 = None if p[5] == 0 else (p[6])
+                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
                         return (
                             v_d_year,
                             v_catalog_sales__cs_item_sk,

@@ -3327,7 +3327,7 @@ class View:
     }
     COLUMNS = ("supp_nation", "cust_nation", "l_year", "revenue")
     QUERY_ID = "d1843fb42bad08e6"
-    LAYOUT_ID = "2f0fc2f1b81b20c7"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "f5142ad43fb5c106"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3469,7 +3469,11 @@ class View:
         _p = (
             d,
             (d if c_shipping_volume is not None else 0),
-            (d * c_shipping_volume if c_shipping_volume is not None else 0),
+            (
+                d * round(c_shipping_volume * 10000)
+                if c_shipping_volume is not None
+                else 0
+            ),
         )
         pending = self._pending
         shipping_root = self.shipping_root
@@ -3574,7 +3578,7 @@ class View:
 
     def _group_row(self, v_supp_nation, v_cust_nation, v_l_year, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2])
+        _a0 = None if p[1] == 0 else (p[2] / 10000)
         return (v_supp_nation, v_cust_nation, v_l_year, _a0)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:

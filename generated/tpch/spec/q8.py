@@ -3750,7 +3750,7 @@ class View:
     }
     COLUMNS = ("o_year", "mkt_share")
     QUERY_ID = "5f49be01ff8f795b"
-    LAYOUT_ID = "727b49ccd4e85691"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "94f0c37ac6b5ca67"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3907,13 +3907,16 @@ class View:
             ),
             (
                 d
-                * (
-                    c_all_nations_volume
-                    if (
-                        c_all_nations_nation is not None
-                        and (c_all_nations_nation == "BRAZIL")
+                * round(
+                    (
+                        c_all_nations_volume
+                        if (
+                            c_all_nations_nation is not None
+                            and (c_all_nations_nation == "BRAZIL")
+                        )
+                        else 0.0
                     )
-                    else 0.0
+                    * 10000
                 )
                 if (
                     c_all_nations_volume is not None
@@ -3926,7 +3929,11 @@ class View:
                 else 0
             ),
             (d if c_all_nations_volume is not None else 0),
-            (d * c_all_nations_volume if c_all_nations_volume is not None else 0),
+            (
+                d * round(c_all_nations_volume * 10000)
+                if c_all_nations_volume is not None
+                else 0
+            ),
         )
         pending = self._pending
         all_nations_root = self.all_nations_root
@@ -4073,8 +4080,8 @@ class View:
 
     def _group_row(self, v_o_year, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2])
-        _a1 = None if p[3] == 0 else (p[4])
+        _a0 = None if p[1] == 0 else (p[2] / 10000)
+        _a1 = None if p[3] == 0 else (p[4] / 10000)
         return (v_o_year, _div(_a0, _a1))
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:

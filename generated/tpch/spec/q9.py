@@ -3625,7 +3625,7 @@ class View:
     }
     COLUMNS = ("nation", "o_year", "sum_profit")
     QUERY_ID = "7e6816668a2ed97d"
-    LAYOUT_ID = "e4aca50359036a0f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "500c1129d0674ad7"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -3768,7 +3768,7 @@ class View:
         _p = (
             d,
             (d if c_profit_amount is not None else 0),
-            (d * c_profit_amount if c_profit_amount is not None else 0),
+            (d * round(c_profit_amount * 10000) if c_profit_amount is not None else 0),
         )
         pending = self._pending
         profit_root = self.profit_root
@@ -3887,7 +3887,7 @@ class View:
 
     def _group_row(self, v_nation, v_o_year, p, e=None):
         """The output row of one group from its payload; None if HAVING fails."""
-        _a0 = None if p[1] == 0 else (p[2])
+        _a0 = None if p[1] == 0 else (p[2] / 10000)
         return (v_nation, v_o_year, _a0)
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:

@@ -2,7 +2,9 @@
 
 Each ORDER BY item names a SELECT item (by alias, position or the same
 expression); any other becomes a sort-only output appended to the SELECT
-list (`__order1`, …), which rows carry and the user never sees.
+list (`__order1`, …), which rows carry and the user never sees. LIMIT and
+OFFSET without ORDER BY take rows in the order of all SELECT columns (SQL
+allows any rows there).
 
 >>> import sqlglot
 >>> from dynyan.compiler.frontend.context import Context
@@ -54,15 +56,18 @@ def order_limit(select: exp.Select, ctx: Context) -> exp.Select:
                 bool(ordered.args.get("nulls_first")),
             )
         )
-    if not keys and (limit is not None or offset):
-        raise unsupported(
-            "LIMIT/OFFSET without ORDER BY picks arbitrary rows: add an ORDER BY",
-            select.args.get("limit") or select.args.get("offset"),
-        )
+    implied = not keys
+    if implied:
+        # SQL: LIMIT without ORDER BY may return any k rows. Taking them in the
+        # order of all SELECT columns returns k of them that stay in the answer
+        # while they live (push mode reports no churn), and one row of a
+        # global aggregate as it is.
+        keys = [SortKey(i, False, False) for i in range(visible)]
     select.set("expressions", items)
     for arg in ("order", "limit", "offset"):
         select.set(arg, None)
-    ctx.ordering = Ordering(tuple(keys), limit, offset, len(items) - visible)
+    hidden = len(items) - visible
+    ctx.ordering = Ordering(tuple(keys), limit, offset, hidden, implied)
     return select
 
 

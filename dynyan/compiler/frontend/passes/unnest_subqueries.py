@@ -39,7 +39,7 @@ from ...ir import AggRef, Atom, Lit, Op, Query, Ref, Relation, SetQuery, Var
 from ..aggregates import is_grouped
 from ..context import Context, PendingTest
 from ..diagnostics import unsupported
-from ..types import infer_type, lit_type
+from ..types import exact_digits, infer_type, lit_type
 
 # comparison node -> (op, op with the sides swapped)
 _COMPARISONS = {
@@ -147,6 +147,9 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
 
 def _scalar(where: exp.Where, node: exp.Subquery, ctx: Context) -> None:
     """`x op (SELECT aggregate … [WHERE inner = outer …])`."""
+    if isinstance(node.this, exp.Select):
+        node.set("this", _merge_projection(node.this))
+    node = _fold_constants(node)
     anchor = node.parent
     while isinstance(anchor, exp.Paren):
         anchor = anchor.parent
@@ -176,6 +179,73 @@ def _scalar(where: exp.Where, node: exp.Subquery, ctx: Context) -> None:
         )
     )
     anchor.replace(exp.true())
+
+
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Paren, exp.Neg)
+
+
+def _fold_constants(node: exp.Subquery) -> exp.Subquery:
+    """`0.5 * (SELECT e …)` -> `(SELECT 0.5 * (e) …)`: arithmetic with
+    constants around a scalar subquery moves into its one SELECT item (one
+    row gives one row, none still gives NULL), so the subquery is a side of
+    the comparison."""
+    top = node
+    while isinstance(top.parent, _ARITHMETIC):
+        others = [c for c in top.parent.iter_expressions() if c is not top]
+        if any(o.find(exp.Column, exp.Subquery, exp.Select) for o in others):
+            break
+        top = top.parent
+    inner = node.this
+    if (
+        top is node
+        or not isinstance(inner, exp.Select)
+        or len(inner.expressions) != 1
+        or isinstance(inner.expressions[0], exp.Star)
+        or inner.args.get("distinct") is not None
+    ):
+        return node
+    inner = inner.copy()
+    item = inner.expressions[0]
+    folded = top.copy()
+    folded.find(exp.Subquery).replace(exp.Paren(this=item.unalias().copy()))
+    inner.set("expressions", [exp.alias_(folded, item.alias_or_name or "v")])
+    new = exp.Subquery(this=inner)
+    top.replace(new)
+    return new
+
+
+def _merge_projection(select: exp.Select) -> exp.Select:
+    """`SELECT c FROM (SELECT …, e AS c, …) AS d` (nothing else: no WHERE, no
+    join, no aggregate) -> `SELECT e AS c …`, the derived table's own query:
+    a scalar subquery over a CTE that computes the value (TPC-DS Q23's
+    `(SELECT * FROM max_store_sales)`)."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    if (
+        from_ is None
+        or not isinstance(from_.this, exp.Subquery)
+        or not isinstance(from_.this.this, exp.Select)
+        or len(select.expressions) != 1
+        or any(
+            select.args.get(arg)
+            for arg in ("joins", "where", "group", "having", "distinct", "limit")
+        )
+        or is_grouped(select)
+    ):
+        return select
+    inner = from_.this.this
+    (item,) = select.expressions
+    if isinstance(item, exp.Star):
+        chosen = list(inner.expressions)
+    elif isinstance(item.unalias(), exp.Column):
+        name = item.unalias().name.lower()
+        chosen = [e for e in inner.expressions if e.alias_or_name.lower() == name]
+    else:
+        return select
+    if len(chosen) != 1 or isinstance(chosen[0], exp.Star):
+        return select
+    merged = inner.copy()
+    merged.set("expressions", [chosen[0].copy()])
+    return _merge_projection(merged)
 
 
 def virtual(ctx: Context, inner: exp.Expression, prefix: str) -> tuple[str, Query]:
@@ -375,6 +445,10 @@ def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
 
 
 def _exact_digits(query: Query, expr) -> int | None:
+    if isinstance(expr, Op):  # a per-row expression: l_extendedprice * (1 - l_discount)
+        return exact_digits(expr, lambda e: _exact_digits(query, e))
+    if isinstance(expr, Lit):
+        return exact_digits(expr, lambda e: None)
     if isinstance(expr, Var):
         found = _column_of(query, expr.name)
         if found is None:
