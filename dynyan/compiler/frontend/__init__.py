@@ -29,6 +29,7 @@ from .expressions import shift_date
 from .passes.check_supported import check_supported
 from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
+from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
 from .passes.name_outputs import name_outputs
@@ -44,6 +45,7 @@ from .statements import parse_schema, read_program
 # Over the whole query, once, in this order.
 TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
+    grouping_sets,  # ROLLUP, CUBE, GROUPING SETS -> UNION ALL of GROUP BYs
     wrap_set_operations,  # a whole query that is a UNION -> a derived table
     spread_aggregates,  # VARIANCE/STDDEV -> arithmetic over SUM and COUNT
     check_supported,  # refuse what cannot be maintained, by name
