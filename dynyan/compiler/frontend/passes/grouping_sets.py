@@ -38,7 +38,16 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
             continue
         if tree.find(exp.Window) is not None:
             continue  # refused as written (check_supported), not as expanded
-        union = _expand(select, _sets(group))
+        sets = _sets(group)
+        for clause in select.find_all(exp.Where, exp.Having):
+            if len(sets) > 1 and clause.find(exp.Subquery, exp.Exists) is not None:
+                raise unsupported(
+                    "ROLLUP/CUBE/GROUPING SETS over a query with a subquery "
+                    f"condition is not supported (each of its {len(sets)} grouping "
+                    "sets would keep its own copy of the subquery's view)",
+                    group,
+                )
+        union = _expand(select, sets)
         if select is tree:
             tree = union
         else:

@@ -67,6 +67,7 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
             holder.set("this", exp.table_(name, alias=sub.alias))
     where = select.args.get("where")
     if where is not None:
+        _exists_unions(where)
         # this SELECT's own subqueries (a nested one is its subquery's)
         for node in list(where.find_all(exp.In, exp.Exists)):
             if node.parent_select is not select:
@@ -84,6 +85,63 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
             node,
         )
     return select
+
+
+def _exists_unions(where: exp.Where) -> None:
+    """`EXISTS (… WHERE i1 = o …) OR EXISTS (… WHERE i2 = o …)`, a conjunct of
+    WHERE whose subqueries are each correlated by one equality with the same
+    outer column `o` -> `o IN (SELECT i1 … UNION ALL SELECT i2 …)` (TPC-DS
+    Q10, Q35): one membership test instead of an OR across subqueries. In a
+    conjunct of WHERE both are false for a NULL `o`, so they agree."""
+    for node in list(where.find_all(exp.Or)):
+        if isinstance(node.parent, exp.Or):
+            continue  # inside a chain: the top OR takes it
+        anchor = node
+        while isinstance(anchor.parent, exp.Paren):
+            anchor = anchor.parent
+        if not _in_conjunction(anchor, where):
+            continue
+        sides, outer = [], None
+        for term in node.flatten():
+            term = term.unnest()
+            found = _exists_side(term)
+            if found is None or (outer is not None and found[1] != outer):
+                break
+            sides.append(found[0])
+            outer = found[1]
+        else:
+            union = sides[0]
+            for side in sides[1:]:
+                union = exp.Union(this=union, expression=side, distinct=False)
+            alias = exp.TableAlias(this=exp.to_identifier("__or"))
+            members = exp.select(exp.column("k", table="__or")).from_(
+                exp.Subquery(this=union, alias=alias)
+            )
+            anchor.replace(exp.In(this=outer.copy(), query=exp.Subquery(this=members)))
+
+
+def _exists_side(term: exp.Expression):
+    """(SELECT i AS k … WHERE its own conditions, outer column o) for an
+    `EXISTS (SELECT … WHERE i = o AND …)` correlated by that equality only;
+    None for any other term."""
+    if not isinstance(term, exp.Exists) or not isinstance(term.this, exp.Select):
+        return None
+    inner = term.this
+    if any(inner.args.get(arg) for arg in ("group", "having", "limit", "offset")):
+        return None
+    if is_grouped(inner):
+        return None
+    keep, correlated, is_inner = _correlation(inner)
+    if len(correlated) != 1:
+        return None
+    pair = _equality(correlated[0], is_inner)
+    if pair is None:
+        return None
+    side = inner.copy()
+    side.set("expressions", [exp.alias_(pair[0].copy(), "k")])
+    side.set("where", exp.Where(this=exp.and_(*keep)) if keep else None)
+    side.set("distinct", None)
+    return side, pair[1]
 
 
 def _membership(select, where, node, ctx: Context) -> exp.Select:
