@@ -29,6 +29,8 @@ MAX_SETS = 64
 
 
 def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    if tree.find(exp.Window) is not None:
+        return tree  # refused as written (check_supported), not as expanded
     for select in reversed(list(tree.find_all(exp.Select))):
         group = select.args.get("group")
         if group is None or not any(
@@ -36,8 +38,6 @@ def grouping_sets(tree: exp.Expression, ctx: Context) -> exp.Expression:
             for e in group.expressions
         ):
             continue
-        if tree.find(exp.Window) is not None:
-            continue  # refused as written (check_supported), not as expanded
         sets = _sets(group)
         for clause in select.find_all(exp.Where, exp.Having):
             if len(sets) > 1 and clause.find(exp.Subquery, exp.Exists) is not None:

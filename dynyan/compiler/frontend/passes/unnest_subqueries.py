@@ -503,10 +503,12 @@ def output_scales(query: Query | SetQuery, types) -> tuple[int | None, ...]:
 
 
 def _exact_digits(query: Query, expr) -> int | None:
-    if isinstance(expr, Op):  # a per-row expression: l_extendedprice * (1 - l_discount)
-        return exact_digits(expr, lambda e: _exact_digits(query, e))
-    if isinstance(expr, Lit):
-        return exact_digits(expr, lambda e: None)
+    """Decimal digits an output column holds exactly (also a per-row
+    expression: l_extendedprice * (1 - l_discount))."""
+    return exact_digits(expr, lambda leaf: _leaf_digits(query, leaf))
+
+
+def _leaf_digits(query: Query, expr) -> int | None:
     if isinstance(expr, Var):
         found = _column_of(query, expr.name)
         if found is None:
