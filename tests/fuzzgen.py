@@ -951,6 +951,20 @@ def order_by_limit(g):
     g.q.tail = tail
 
 
+@production("tail", weight=1)
+def order_by_some(g):
+    """ORDER BY one or two output columns [LIMIT n]: ties broken any way
+    (the harness accepts any order among equal keys and any tied rows at
+    the cut); a key of one table can be enumerated from a sorted root."""
+    n = len(g.q.items) or sum(len(a.columns) for a in g.q.atoms)
+    keys = g.rng.sample(range(1, n + 1), min(n, g.rng.randint(1, 2)))
+    order = ", ".join(f"{k}{' DESC' if g.chance(0.4) else ''}" for k in keys)
+    tail = f" ORDER BY {order}"
+    if g.chance(0.6):
+        tail += f" LIMIT {g.rng.randint(1, 5)}"
+    g.q.tail = tail
+
+
 _AGGREGATE = re.compile(r"\b(SUM|AVG|MIN|MAX|COUNT)\(")
 _FLOATISH = re.compile(r"/|\.w\b|\.m\b|\bAVG\(")
 

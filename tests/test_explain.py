@@ -95,3 +95,33 @@ def test_no_sections_for_a_plain_query(explained):
     text = explained("q6")
     for title in ("Ordering:", "Cycle decomposition", "Inner views"):
         assert title not in text
+
+
+def test_q15_ranked_enumeration(explained):
+    """Q15 orders by s_suppkey, the variable of its root: enumeration walks
+    the root's tuples in order, no sorted copy of the result is kept."""
+    part = section(explained("q15"), "Ordering:")
+    assert "ORDER BY s_suppkey" in part
+    assert "ranked enumeration: the root *[s_suppkey]" in part
+    assert "one entry per root tuple (not per result row)" in part
+    assert "distinct result rows" not in part
+
+
+def test_ranked_root_is_chosen_over_a_cheaper_tree():
+    """ORDER BY a column of one table of a join: the planner puts it at the
+    root (one non-guard hop more) rather than keep a sorted result."""
+    from dynyan.compiler import compile_query
+    from dynyan.compiler.planner import ranked_root
+
+    schema = "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, e INT);"
+    ordered = compile_query("SELECT * FROM r, s WHERE r.b = s.b ORDER BY r.a", schema)
+    assert ranked_root(ordered)
+    assert "a" in ordered.nodes[ordered.root].vars
+    plain = compile_query("SELECT * FROM r, s WHERE r.b = s.b", schema)
+    assert not plain.nodes[plain.root].vars or "a" not in plain.nodes[plain.root].vars
+    # an expression or an aggregate order is not ranked
+    for sql in [
+        "SELECT r.a + 1 AS x, s.e, r.b FROM r, s WHERE r.b = s.b ORDER BY x",
+        "SELECT r.a, COUNT(*) FROM r, s WHERE r.b = s.b GROUP BY r.a ORDER BY 2",
+    ]:
+        assert not ranked_root(compile_query(sql, schema)), sql

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .frontend.passes.decompose_cycles import MAX_WIDTH
 from .ir import InnerTest, Query, SetQuery
-from .planner import Plan, SetPlan
+from .planner import Plan, SetPlan, ranked_root
 
 BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
 
@@ -25,8 +25,10 @@ def ordering_lines(plan: Plan) -> list[str]:
         f"{query.outputs[k.position].name}{' DESC' if k.descending else ''}"
         for k in order.keys
     )
-    rows = "groups" if query.grouped else "distinct result rows"
     lines = [f"Ordering: ORDER BY {keys}" + _window(order)]
+    if ranked_root(plan):
+        return lines + _ranked_lines(plan)
+    rows = "groups" if query.grouped else "distinct result rows"
     lines.append(
         f"  structure: a sorted index (SortedKeyList on the sort key) of the "
         f"{rows}, each with its multiplicity"
@@ -56,6 +58,37 @@ def ordering_lines(plan: Plan) -> list[str]:
         if order.offset:
             first += f" after skipping {order.offset} (O({order.offset}) to skip)"
         enum = f"constant delay in ORDER BY order, only the {first}"
+    elif order.offset:
+        enum = f"constant delay in ORDER BY order after skipping {order.offset} rows"
+    else:
+        enum = "constant delay in ORDER BY order (no sorting on read)"
+    lines.append(f"  enumeration: {enum}")
+    return lines
+
+
+def _ranked_lines(plan: Plan) -> list[str]:
+    """Ranked enumeration: the root holds every ORDER BY variable."""
+    order = plan.query.ordering
+    root = plan.label(plan.root)
+    lines = [
+        f"  structure: ranked enumeration: the root {root} holds every ORDER BY "
+        "variable, its tuples are also kept in a SortedKeyList on the sort key; "
+        "enumeration walks them in that order (the rows below one root tuple "
+        "tie on every key), so the result is not copied",
+        "  memory: one entry per root tuple (not per result row)",
+    ]
+    update = "O(log n) when a root tuple appears or disappears (n: root tuples)"
+    if order.limit is not None or order.offset:
+        shown = (order.offset or 0) + (order.limit or 0)
+        update += (
+            f"; push mode compares the rows shown before and after each update "
+            f"(O({shown if order.limit is not None else 'n'}) more)"
+        )
+    lines.append(f"  update: {update}")
+    if order.limit is not None:
+        enum = f"constant delay in ORDER BY order, only the first {order.limit} rows"
+        if order.offset:
+            enum += f" after skipping {order.offset}"
     elif order.offset:
         enum = f"constant delay in ORDER BY order after skipping {order.offset} rows"
     else:

@@ -479,10 +479,20 @@ def _plan_query(query: Query, stats: Stats | None) -> Plan:
     if not plans:
         raise UnsupportedQueryError("no join tree found for this query")
     if stats is None:
-        best = min(plans, key=lambda p: (p.cost, p.draw()))
+        rank = lambda p: (p.cost, p.draw())  # noqa: E731
     else:
         work = _work_estimator(query, stats)
-        best = min(plans, key=lambda p: (work(p), p.cost, p.draw()))
+        rank = lambda p: (work(p), p.cost, p.draw())  # noqa: E731
+    best = min(plans, key=rank)
+    keys = order_vars(query)
+    if keys and not widened and not ranked_root(best):
+        # Ranked enumeration: a root holding the ORDER BY variables is
+        # enumerated in its sorted order, so no sorted copy of the result is
+        # kept. Preferred even at more non-guard hops: the copy's upkeep
+        # touches every changed result row, which such hops bound.
+        ranked = [p for p in _plans_for(query, output, keys)[0] if ranked_root(p)]
+        if ranked:
+            best = min(ranked, key=rank)
     if widened:
         best = replace(best, widened=tuple(widened))
     if query.subqueries:
@@ -494,9 +504,39 @@ def _plan_query(query: Query, stats: Stats | None) -> Plan:
     return best
 
 
-def _plans_for(query: Query, output: frozenset[str]) -> tuple[list[Plan], set[str]]:
+def order_vars(query: Query) -> frozenset[str]:
+    """The variables of ORDER BY when enumeration can follow it from the
+    root: an ungrouped query ordered by plain columns (else empty)."""
+    order = query.ordering
+    if order is None or query.grouped or query.residual or query.extra_vars:
+        return frozenset()
+    keys = [query.outputs[k.position].expr for k in order.keys]
+    if not all(isinstance(e, Var) for e in keys):
+        return frozenset()
+    return frozenset(e.name for e in keys)
+
+
+def ranked_root(plan: Plan) -> bool:
+    """Whether enumeration follows ORDER BY from the root: the root (in N)
+    holds every ORDER BY variable and the result is not materialised. The
+    root's tuples are then kept sorted on their ORDER BY values too (ranked
+    enumeration: the rows below one root tuple tie on every sort key)."""
+    query = plan.query
+    keys = order_vars(query)
+    return bool(
+        keys
+        and not plan.widened
+        and plan.root in plan.in_n
+        and keys <= set(plan.nodes[plan.root].vars)
+    )
+
+
+def _plans_for(
+    query: Query, output: frozenset[str], at_root: frozenset[str] = frozenset()
+) -> tuple[list[Plan], set[str]]:
     """Candidate plans whose N outputs exactly `output`, and the variables
-    that block free-connexity when there are none."""
+    that block free-connexity when there are none. Phase 2 keeps the
+    variables `at_root` (for a root that holds them)."""
     plans = []
     stuck: set[str] = set()
     phase1: list = []
@@ -509,7 +549,7 @@ def _plans_for(query: Query, output: frozenset[str]) -> tuple[list[Plan], set[st
         phase2: list = []
         _reduce(
             state1.copy(),
-            frozenset(),
+            at_root,
             phase2,
             [],
             [MAX_CANDIDATES // max(1, len(phase1)) + 1],

@@ -56,7 +56,7 @@ from .ir import (
     refs,
     var_refs,
 )
-from .planner import Plan, SetPlan, complexity
+from .planner import Plan, SetPlan, complexity, ranked_root
 
 log = logging.getLogger("dynyan.render")
 _BUILTINS = set(dir(builtins))
@@ -608,6 +608,7 @@ class _Layout:
 
     def __init__(self, plan: Plan, names: Names):
         self.plan = plan
+        self.ranked = ranked_root(plan)
         self.order = {v: i for i, v in enumerate(self._all_vars())}
         self.var_local = {v: names.new("v_" + v) for v in self.order}
         self.info: list[_NodeInfo] = []
@@ -791,6 +792,8 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
             source = f"self.{s.attr}"
             if info.root_index is None:
                 source += f"[{tup(layout.local(s.key))}]"
+            elif layout.ranked:
+                source = f"_in_order({source}, self._ordered.order)"
             check = None
             if s.kind == "sorted":
                 bounds = info.theta.range_on(
@@ -798,7 +801,7 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
                 )
                 source += f".scan({', '.join(bounds)})"
                 check = info.theta.extra_check(lambda v: layout.var_local[v])
-            else:
+            elif not (info.root_index is not None and layout.ranked):
                 source += ".items()"
             loops.append(
                 {
@@ -883,7 +886,13 @@ def _path_steps(
             elif s.kind == "rangesum":
                 steps.append({**step, "kind": "rangesum", "key": key(s.key)})
             else:
-                steps.append({**step, "kind": "flat", "key": node_tuple(s.key)})
+                entry = node_tuple(s.key)
+                # the ORDER BY index of the root's tuples holds tuples (a NaN
+                # in one is found again by identity)
+                step["ranked"] = None
+                if s is info.root_index and layout.ranked:
+                    step["ranked"] = f"({entry},)" if len(s.key) == 1 else entry
+                steps.append({**step, "kind": "flat", "key": entry})
         p = plan.parent(node)
         if p is None:
             break
@@ -1795,7 +1804,7 @@ def render_module(
         "complexity": complexity(plan),
         "relations": relations,
         "columns": tuple_literal([py(o.name) for o in query.visible_outputs]),
-        "ordering": _ordering(query),
+        "ordering": _ordering(layout),
         # push mode reports each group's old row as it was reported
         "exact_groups": query.grouped,
         "structures": layout.structures(),
@@ -2124,8 +2133,10 @@ _SORT_KEYS = {
 }
 
 
-def _ordering(query) -> dict | None:
+def _ordering(layout: _Layout) -> dict | None:
     """What the template needs of ORDER BY / LIMIT / OFFSET, or None."""
+    plan = layout.plan
+    query = plan.query
     ordering = query.ordering
     if ordering is None:
         return None
@@ -2148,10 +2159,33 @@ def _ordering(query) -> dict | None:
             positions.append(f"{name}(group[{group_index[e.name]}])")
         else:
             by_group = tuple_literal(positions)
+    # ORDER BY only variables of the root: its tuples are kept sorted (a
+    # tuple of the root's variables, in the root's order)
+    root_key = None
+    if layout.ranked:
+        root_vars = plan.nodes[plan.root].vars
+        positions, used = [], set()
+        for key in ordering.keys:
+            name = _SORT_KEYS[key.descending, key.nulls_first][0]
+            at = root_vars.index(query.outputs[key.position].expr.name)
+            positions.append(f"{name}(key[{at}])")
+            used.add(at)
+        # then the root's other variables: a total order, so a restored view
+        # shows the same rows at a LIMIT that cuts through ties
+        name, body, doc = _SORT_KEYS[False, False]
+        for at in range(len(root_vars)):
+            if at not in used:
+                positions.append(f"{name}(key[{at}])")
+                helpers[name] = (name, body, doc)
+        root_key = tuple_literal(positions)
     return {
         "key": tuple_literal(parts),
         "by_group": by_group is not None,
         "group_key": by_group,
+        "by_root": root_key is not None,
+        "root_key": root_key,
+        "root_arity": len(plan.nodes[plan.root].vars),
+        "root_index": layout.info[plan.root].root_index.attr,
         "helpers": sorted(helpers.values()),
         "desc": any(k.descending for k in ordering.keys),
         "limit": ordering.limit,

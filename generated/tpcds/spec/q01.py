@@ -77,6 +77,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 100
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -92,66 +107,36 @@ def _window_changes(ordered, items):
     return out
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]),)
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_asc(key[0]),)
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key[0], index[key[0]]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return _window_changes(self, self.items())
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
-        counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return sum(m for shown, m in self.items() if shown == row)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 def _make_derived1():
@@ -2276,7 +2261,7 @@ class View:
     }
     COLUMNS = ("c_customer_id",)
     QUERY_ID = "d0ca9d539c14389b"
-    LAYOUT_ID = "4eec226a1bb9198f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "07fc4e60c72b7c46"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2315,7 +2300,7 @@ class View:
         )  # what a test needs of the result of inner view scalar_2
         self.derived1_by_scalar_2 = {}  # derived1 rows by the key of that test
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -2526,12 +2511,14 @@ class View:
                         _o = n0_root.get(v_c_customer_id)
                         if _o is None:
                             n0_root[v_c_customer_id] = _d4
+                            self._ordered.order.add((v_c_customer_id,))
                         else:
                             _n = _o + _d4
                             if _n:
                                 n0_root[v_c_customer_id] = _n
                             else:
                                 del n0_root[v_c_customer_id]
+                                self._ordered.order.remove((v_c_customer_id,))
                         if pending is not None:
                             _k = (v_c_customer_id,)
                             _v = _d4
@@ -2599,12 +2586,14 @@ class View:
                             _o = n0_root.get(v_c_customer_id)
                             if _o is None:
                                 n0_root[v_c_customer_id] = _d5
+                                self._ordered.order.add((v_c_customer_id,))
                             else:
                                 _n = _o + _d5
                                 if _n:
                                     n0_root[v_c_customer_id] = _n
                                 else:
                                     del n0_root[v_c_customer_id]
+                                    self._ordered.order.remove((v_c_customer_id,))
                             if pending is not None:
                                 _k = (v_c_customer_id,)
                                 _v = _d5
@@ -2662,12 +2651,14 @@ class View:
             _o = n0_root.get(v_c_customer_id)
             if _o is None:
                 n0_root[v_c_customer_id] = _d2
+                self._ordered.order.add((v_c_customer_id,))
             else:
                 _n = _o + _d2
                 if _n:
                     n0_root[v_c_customer_id] = _n
                 else:
                     del n0_root[v_c_customer_id]
+                    self._ordered.order.remove((v_c_customer_id,))
             if pending is not None:
                 _k = (v_c_customer_id,)
                 _v = _d2
@@ -2802,12 +2793,14 @@ class View:
                             _o = n0_root.get(v_c_customer_id)
                             if _o is None:
                                 n0_root[v_c_customer_id] = _d5
+                                self._ordered.order.add((v_c_customer_id,))
                             else:
                                 _n = _o + _d5
                                 if _n:
                                     n0_root[v_c_customer_id] = _n
                                 else:
                                     del n0_root[v_c_customer_id]
+                                    self._ordered.order.remove((v_c_customer_id,))
                             if pending is not None:
                                 _k = (v_c_customer_id,)
                                 _v = _d5
@@ -2900,12 +2893,14 @@ class View:
                 _o = n0_root.get(v_c_customer_id)
                 if _o is None:
                     n0_root[v_c_customer_id] = _d2
+                    self._ordered.order.add((v_c_customer_id,))
                 else:
                     _n = _o + _d2
                     if _n:
                         n0_root[v_c_customer_id] = _n
                     else:
                         del n0_root[v_c_customer_id]
+                        self._ordered.order.remove((v_c_customer_id,))
                 if pending is not None:
                     _k = (v_c_customer_id,)
                     _v = _d2
@@ -2981,12 +2976,14 @@ class View:
                     _o = n0_root.get(v_c_customer_id)
                     if _o is None:
                         n0_root[v_c_customer_id] = _d4
+                        self._ordered.order.add((v_c_customer_id,))
                     else:
                         _n = _o + _d4
                         if _n:
                             n0_root[v_c_customer_id] = _n
                         else:
                             del n0_root[v_c_customer_id]
+                            self._ordered.order.remove((v_c_customer_id,))
                     if pending is not None:
                         _k = (v_c_customer_id,)
                         _v = _d4
@@ -3041,7 +3038,13 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        return _shown(self._ranked())
+
+    def _ranked(self):
+        """Every (row, multiplicity) in ORDER BY order: the root's tuples in
+        their sorted order, the rows below each (ties) as they come."""
+        for v_c_customer_id, _m1 in _in_order(self.n0_root, self._ordered.order):
+            yield (v_c_customer_id,), _m1
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -3051,7 +3054,8 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
-        return self._ordered.multiplicity(tuple(row))
+        row = tuple(row)
+        return sum(m for shown, m in self.enumerate() if shown == row)
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -3063,7 +3067,7 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
+            changes = _window_changes(self._ordered, self.enumerate())
         except BaseException:
             self._changes = []
             raise
@@ -3115,6 +3119,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update((key,) for key in self.n0_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a

@@ -112,9 +112,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -6887,7 +6885,7 @@ class View:
         "round(sat_sales1 / sat_sales2, 2)",
     )
     QUERY_ID = "cd7fbb47c9091058"
-    LAYOUT_ID = "331aa1a4dea8dfbe"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "8c9a1a1f8086afc1"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -78,6 +78,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 100
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -93,66 +108,36 @@ def _window_changes(ordered, items):
     return out
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]), _asc(row[1]), _asc(row[2]))
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_asc(key[0]), _asc(key[1]), _asc(key[2]))
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key, index[key]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return _window_changes(self, self.items())
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
-        counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return sum(m for shown, m in self.items() if shown == row)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 def _make_derived1():
@@ -15085,7 +15070,7 @@ class View:
     }
     COLUMNS = ("c_last_name", "c_first_name", "sales")
     QUERY_ID = "55447db96247f1ff"
-    LAYOUT_ID = "c6b3656e508e1bac"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "fa99867a3eda3918"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -15103,7 +15088,7 @@ class View:
         self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -15228,12 +15213,14 @@ class View:
         _o = unnamed1_root.get(row)
         if _o is None:
             unnamed1_root[row] = _p
+            self._ordered.order.add(row)
         else:
             _n = _o + _p
             if _n:
                 unnamed1_root[row] = _n
             else:
                 del unnamed1_root[row]
+                self._ordered.order.remove(row)
         if pending is not None:
             _k = (v_c_last_name, v_c_first_name, v_sales)
             _v = _p
@@ -15334,7 +15321,15 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        return _shown(self._ranked())
+
+    def _ranked(self):
+        """Every (row, multiplicity) in ORDER BY order: the root's tuples in
+        their sorted order, the rows below each (ties) as they come."""
+        for (v_c_last_name, v_c_first_name, v_sales), _m1 in _in_order(
+            self.unnamed1_root, self._ordered.order
+        ):
+            yield (v_c_last_name, v_c_first_name, v_sales), _m1
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -15344,7 +15339,8 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
-        return self._ordered.multiplicity(tuple(row))
+        row = tuple(row)
+        return sum(m for shown, m in self.enumerate() if shown == row)
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -15356,7 +15352,7 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
+            changes = _window_changes(self._ordered, self.enumerate())
         except BaseException:
             self._changes = []
             raise
@@ -15398,6 +15394,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update(self.unnamed1_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a

@@ -89,58 +89,36 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]), _asc(row[1]), _asc(row[2]))
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_asc(key[0]), _asc(key[1]), _asc(key[2]), _asc(key[3]))
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key, index[key]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return changes
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order."""
-        counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return self.counts.get(row, 0)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 def _make_derived1():
@@ -10700,7 +10678,7 @@ class View:
     }
     COLUMNS = ("c_last_name", "c_first_name", "s_store_name", "paid")
     QUERY_ID = "fd5e62c1e36c513a"
-    LAYOUT_ID = "a350cd0197c8b30f"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "3e0e483ea92505a0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -10724,7 +10702,7 @@ class View:
         )  # what a test needs of the result of inner view scalar_2
         self.derived1_by_scalar_2 = {}  # derived1 rows by the key of that test
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -10887,6 +10865,9 @@ class View:
                 having_root[(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)] = (
                     _p
                 )
+                self._ordered.order.add(
+                    (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
+                )
             else:
                 _n = _o + _p
                 if _n:
@@ -10897,6 +10878,9 @@ class View:
                     del having_root[
                         (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
                     ]
+                    self._ordered.order.remove(
+                        (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
+                    )
             if pending is not None:
                 _k = (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
                 _v = _p
@@ -11072,6 +11056,9 @@ class View:
         _o = having_root.get((v_c_last_name, v_c_first_name, v_s_store_name, v_paid))
         if _o is None:
             having_root[(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)] = _p
+            self._ordered.order.add(
+                (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
+            )
         else:
             _n = _o + _p
             if _n:
@@ -11080,6 +11067,9 @@ class View:
                 )
             else:
                 del having_root[(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)]
+                self._ordered.order.remove(
+                    (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
+                )
         if pending is not None:
             _k = (v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
             _v = _p
@@ -11136,7 +11126,10 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        for (v_c_last_name, v_c_first_name, v_s_store_name, v_paid), _m1 in _in_order(
+            self.having_root, self._ordered.order
+        ):
+            yield (v_c_last_name, v_c_first_name, v_s_store_name, v_paid), _m1
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -11146,7 +11139,13 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
-        return self._ordered.multiplicity(tuple(row))
+        if len(row) != 4:
+            return 0
+        v_c_last_name, v_c_first_name, v_s_store_name, v_paid = row
+        p = self._lookup(v_c_last_name, v_c_first_name, v_s_store_name, v_paid)
+        if p is None:
+            return 0
+        return p
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -11158,7 +11157,6 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
         except BaseException:
             self._changes = []
             raise
@@ -11204,6 +11202,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update(self.having_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a

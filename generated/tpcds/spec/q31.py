@@ -168,9 +168,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -8354,7 +8352,7 @@ class View:
         "store_q2_q3_increase",
     )
     QUERY_ID = "554f8681a57a1ef2"
-    LAYOUT_ID = "f7db8d5701f43545"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "080703d6a5447df1"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -136,9 +136,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -2074,7 +2072,7 @@ class View:
         "cnt",
     )
     QUERY_ID = "180a4a213267031a"
-    LAYOUT_ID = "2b0ee1cb0554ae21"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5ef5f4c9f2c01abe"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

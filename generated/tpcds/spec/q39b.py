@@ -142,9 +142,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -6542,7 +6540,7 @@ class View:
         "cov",
     )
     QUERY_ID = "a986df11d8bc2ca9"
-    LAYOUT_ID = "54e76365d6f6b55c"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "1a80b14748b199cb"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

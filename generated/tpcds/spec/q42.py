@@ -96,6 +96,21 @@ def _desc(v):
     return (2,) if v is None else (0,) if v != v else (1, _Desc(v))
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 100
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -149,17 +164,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
         counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
+        return _shown((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -273,7 +278,7 @@ class View:
     }
     COLUMNS = ("d_year", "i_category_id", "i_category", "sum(ss_ext_sales_price)")
     QUERY_ID = "90d4843a57b90fea"
-    LAYOUT_ID = "8fc2b75a6d6925da"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9dbab5a108aed5ae"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

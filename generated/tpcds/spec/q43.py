@@ -130,6 +130,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 100
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -193,17 +208,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
         counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
+        return _shown((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -334,7 +339,7 @@ class View:
         "sat_sales",
     )
     QUERY_ID = "0dfaa23e6ccbc54e"
-    LAYOUT_ID = "0b970aa13614b260"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5c731b7eb0ab881d"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

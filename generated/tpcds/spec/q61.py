@@ -89,6 +89,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 100
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -142,17 +157,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
         counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
+        return _shown((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -5392,7 +5397,7 @@ class View:
         "cast(promotions as decimal(15, 4)) / cast(total as decimal(15, 4)) * 100",
     )
     QUERY_ID = "597d056ec51ac472"
-    LAYOUT_ID = "b207176e88e51e32"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "22299a6bb7468c20"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -150,9 +150,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -3377,7 +3375,7 @@ class View:
     }
     COLUMNS = ("brand_id", "brand", "t_hour", "t_minute", "ext_price")
     QUERY_ID = "90f811dfb2185dad"
-    LAYOUT_ID = "1b18526b3399bf19"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "5f5f1be46b556055"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -136,9 +136,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -2035,7 +2033,7 @@ class View:
         "cnt",
     )
     QUERY_ID = "a9cd2e884e8f6880"
-    LAYOUT_ID = "35f345e45db7a8fc"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "53364364436646b8"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

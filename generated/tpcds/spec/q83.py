@@ -24,11 +24,11 @@
 #   sr_items.item_id = cr_items.item_id AND sr_items.item_id = wr_items.item_id
 #
 # GJT pair (T, N): * marks the nodes of N, "frontier" where enumeration stops.
-# *[item_id] root
-# ├── *[item_id]
-# │   ├── *derived1 sr_items(item_id, sr_item_qty) leaf
-# │   └── *derived2 cr_items(item_id, cr_item_qty) leaf
-# └── *derived3 wr_items(item_id, wr_item_qty) leaf
+# *[item_id, sr_item_qty] root
+# ├── *derived1 sr_items(item_id, sr_item_qty) leaf
+# └── *[item_id]
+#     ├── *derived2 cr_items(item_id, cr_item_qty) leaf
+#     └── *derived3 wr_items(item_id, wr_item_qty) leaf
 #
 # relation derived1 := inner view
 # *[i_item_id] root
@@ -60,7 +60,7 @@
 #             ├── date_dim(wr_returned_date_sk, _, d_date, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _) leaf
 #             └── in_1 in1(d_date) leaf
 #
-# simple GJT (q-hierarchical): O(|u|) per update; enumeration with constant delay.
+# non-simple GJT: O(|db| + |u|) per update in the worst case; enumeration with constant delay.
 """Incremental view maintained by the Dynamic Yannakakis algorithm (see the header)."""
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -104,6 +104,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 100
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -119,66 +134,36 @@ def _window_changes(ordered, items):
     return out
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]), _asc(row[1]))
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_asc(key[0]), _asc(key[1]))
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key, index[key]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return _window_changes(self, self.items())
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
-        counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return sum(m for shown, m in self.items() if shown == row)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 def _div(a, b):
@@ -6310,7 +6295,7 @@ class View:
         "average",
     )
     QUERY_ID = "720ce879cd0debb2"
-    LAYOUT_ID = "f8d9360ef4a283ec"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4f20249655fbedcb"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -6320,15 +6305,13 @@ class View:
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.derived3_rows = {}  # input rows: row -> multiplicity
         self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_item_id = (
+        self.sr_items = {}  # sr_items: its tuples
+        self.sr_items_sr_item_qty_by_item_id = (
             {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.sr_items_by_item_id = (
+        )  # sr_items projected on sr_item_qty, by what it shares with its sibling
+        self.n2_count_by_item_id = (
             {}
-        )  # sr_items by the variables it shares with its parent
-        self.sr_items_count_by_item_id = (
-            {}
-        )  # sr_items: total multiplicity by what it shares with its sibling
+        )  # n2: total multiplicity by what it shares with its sibling
         self.cr_items_by_item_id = (
             {}
         )  # cr_items by the variables it shares with its parent
@@ -6353,7 +6336,7 @@ class View:
         self.sub_derived2 = _derived2_view(push=True)  # a subquery's inner view
         self.sub_derived3 = _derived3_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -6481,12 +6464,10 @@ class View:
         if count < 0:
             raise ViewError(_absent_message("derived1", row))
         pending = self._pending
-        cr_items_count_by_item_id = self.cr_items_count_by_item_id
         n0_root = self.n0_root
-        n1_count_by_item_id = self.n1_count_by_item_id
-        sr_items_by_item_id = self.sr_items_by_item_id
-        sr_items_count_by_item_id = self.sr_items_count_by_item_id
-        wr_items_count_by_item_id = self.wr_items_count_by_item_id
+        n2_count_by_item_id = self.n2_count_by_item_id
+        sr_items = self.sr_items
+        sr_items_sr_item_qty_by_item_id = self.sr_items_sr_item_qty_by_item_id
         if count:
             store[row] = count
         else:
@@ -6494,701 +6475,49 @@ class View:
         # atom sr_items
         if keep_sr_items:
             _p = d
-            _grp = sr_items_by_item_id.get(v_item_id)
-            if _grp is None:
-                sr_items_by_item_id[v_item_id] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del sr_items_by_item_id[v_item_id]
-            _o = sr_items_count_by_item_id.get(v_item_id)
+            _o = sr_items.get(row)
             if _o is None:
-                sr_items_count_by_item_id[v_item_id] = _p
+                sr_items[row] = _p
             else:
                 _n = _o + _p
                 if _n:
-                    sr_items_count_by_item_id[v_item_id] = _n
+                    sr_items[row] = _n
                 else:
-                    del sr_items_count_by_item_id[v_item_id]
-            _w1 = cr_items_count_by_item_id.get(v_item_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n1_count_by_item_id.get(v_item_id)
-                if _o is None:
-                    n1_count_by_item_id[v_item_id] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n1_count_by_item_id[v_item_id] = _n
-                    else:
-                        del n1_count_by_item_id[v_item_id]
-                _w3 = wr_items_count_by_item_id.get(v_item_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_item_id)
-                    if _o is None:
-                        n0_root[v_item_id] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_item_id] = _n
-                        else:
-                            del n0_root[v_item_id]
-                    if pending is not None:
-                        for (v_item_id, v_cr_item_qty), _m5 in self.cr_items_by_item_id[
-                            v_item_id
-                        ].items():
-                            for (
-                                v_item_id,
-                                v_wr_item_qty,
-                            ), _m6 in self.wr_items_by_item_id[v_item_id].items():
-                                _k = (
-                                    v_item_id,
-                                    v_sr_item_qty,
-                                    (
-                                        None
-                                        if _div(
-                                            _div(
-                                                v_sr_item_qty,
-                                                (
-                                                    None
-                                                    if (
-                                                        None
-                                                        if v_sr_item_qty is None
-                                                        or v_cr_item_qty is None
-                                                        else (
-                                                            v_sr_item_qty
-                                                            + v_cr_item_qty
-                                                        )
-                                                    )
-                                                    is None
-                                                    or v_wr_item_qty is None
-                                                    else (
-                                                        (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        + v_wr_item_qty
-                                                    )
-                                                ),
-                                            ),
-                                            3.0,
-                                        )
-                                        is None
-                                        else (
-                                            _div(
-                                                _div(
-                                                    v_sr_item_qty,
-                                                    (
-                                                        None
-                                                        if (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        is None
-                                                        or v_wr_item_qty is None
-                                                        else (
-                                                            (
-                                                                None
-                                                                if v_sr_item_qty is None
-                                                                or v_cr_item_qty is None
-                                                                else (
-                                                                    v_sr_item_qty
-                                                                    + v_cr_item_qty
-                                                                )
-                                                            )
-                                                            + v_wr_item_qty
-                                                        )
-                                                    ),
-                                                ),
-                                                3.0,
-                                            )
-                                            * 100
-                                        )
-                                    ),
-                                    v_cr_item_qty,
-                                    (
-                                        None
-                                        if _div(
-                                            _div(
-                                                v_cr_item_qty,
-                                                (
-                                                    None
-                                                    if (
-                                                        None
-                                                        if v_sr_item_qty is None
-                                                        or v_cr_item_qty is None
-                                                        else (
-                                                            v_sr_item_qty
-                                                            + v_cr_item_qty
-                                                        )
-                                                    )
-                                                    is None
-                                                    or v_wr_item_qty is None
-                                                    else (
-                                                        (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        + v_wr_item_qty
-                                                    )
-                                                ),
-                                            ),
-                                            3.0,
-                                        )
-                                        is None
-                                        else (
-                                            _div(
-                                                _div(
-                                                    v_cr_item_qty,
-                                                    (
-                                                        None
-                                                        if (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        is None
-                                                        or v_wr_item_qty is None
-                                                        else (
-                                                            (
-                                                                None
-                                                                if v_sr_item_qty is None
-                                                                or v_cr_item_qty is None
-                                                                else (
-                                                                    v_sr_item_qty
-                                                                    + v_cr_item_qty
-                                                                )
-                                                            )
-                                                            + v_wr_item_qty
-                                                        )
-                                                    ),
-                                                ),
-                                                3.0,
-                                            )
-                                            * 100
-                                        )
-                                    ),
-                                    v_wr_item_qty,
-                                    (
-                                        None
-                                        if _div(
-                                            _div(
-                                                v_wr_item_qty,
-                                                (
-                                                    None
-                                                    if (
-                                                        None
-                                                        if v_sr_item_qty is None
-                                                        or v_cr_item_qty is None
-                                                        else (
-                                                            v_sr_item_qty
-                                                            + v_cr_item_qty
-                                                        )
-                                                    )
-                                                    is None
-                                                    or v_wr_item_qty is None
-                                                    else (
-                                                        (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        + v_wr_item_qty
-                                                    )
-                                                ),
-                                            ),
-                                            3.0,
-                                        )
-                                        is None
-                                        else (
-                                            _div(
-                                                _div(
-                                                    v_wr_item_qty,
-                                                    (
-                                                        None
-                                                        if (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        is None
-                                                        or v_wr_item_qty is None
-                                                        else (
-                                                            (
-                                                                None
-                                                                if v_sr_item_qty is None
-                                                                or v_cr_item_qty is None
-                                                                else (
-                                                                    v_sr_item_qty
-                                                                    + v_cr_item_qty
-                                                                )
-                                                            )
-                                                            + v_wr_item_qty
-                                                        )
-                                                    ),
-                                                ),
-                                                3.0,
-                                            )
-                                            * 100
-                                        )
-                                    ),
-                                    _div(
-                                        (
-                                            None
-                                            if (
-                                                None
-                                                if v_sr_item_qty is None
-                                                or v_cr_item_qty is None
-                                                else (v_sr_item_qty + v_cr_item_qty)
-                                            )
-                                            is None
-                                            or v_wr_item_qty is None
-                                            else (
-                                                (
-                                                    None
-                                                    if v_sr_item_qty is None
-                                                    or v_cr_item_qty is None
-                                                    else (v_sr_item_qty + v_cr_item_qty)
-                                                )
-                                                + v_wr_item_qty
-                                            )
-                                        ),
-                                        3.0,
-                                    ),
-                                )
-                                _v = _p * _m5 * _m6
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_derived2(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 2:
-            raise ViewError(_arity_message("derived2", 2, row))
-        v_item_id, v_cr_item_qty = row
-        keep_cr_items = v_item_id is not None
-        store = self.derived2_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived2", row))
-        pending = self._pending
-        cr_items_by_item_id = self.cr_items_by_item_id
-        cr_items_count_by_item_id = self.cr_items_count_by_item_id
-        n0_root = self.n0_root
-        n1_count_by_item_id = self.n1_count_by_item_id
-        sr_items_count_by_item_id = self.sr_items_count_by_item_id
-        wr_items_count_by_item_id = self.wr_items_count_by_item_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom cr_items
-        if keep_cr_items:
-            _p = d
-            _grp = cr_items_by_item_id.get(v_item_id)
+                    del sr_items[row]
+            _grp = sr_items_sr_item_qty_by_item_id.get(v_item_id)
             if _grp is None:
-                cr_items_by_item_id[v_item_id] = {row: _p}
+                sr_items_sr_item_qty_by_item_id[v_item_id] = {v_sr_item_qty: _p}
             else:
-                _o = _grp.get(row)
+                _o = _grp.get(v_sr_item_qty)
                 if _o is None:
-                    _grp[row] = _p
+                    _grp[v_sr_item_qty] = _p
                 else:
                     _n = _o + _p
                     if _n:
-                        _grp[row] = _n
+                        _grp[v_sr_item_qty] = _n
                     else:
-                        del _grp[row]
+                        del _grp[v_sr_item_qty]
                         if not _grp:
-                            del cr_items_by_item_id[v_item_id]
-            _o = cr_items_count_by_item_id.get(v_item_id)
-            if _o is None:
-                cr_items_count_by_item_id[v_item_id] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    cr_items_count_by_item_id[v_item_id] = _n
-                else:
-                    del cr_items_count_by_item_id[v_item_id]
-            _w1 = sr_items_count_by_item_id.get(v_item_id)
+                            del sr_items_sr_item_qty_by_item_id[v_item_id]
+            _w1 = n2_count_by_item_id.get(v_item_id)
             if _w1 is not None:
                 _d2 = _p * _w1
-                _o = n1_count_by_item_id.get(v_item_id)
+                _o = n0_root.get((v_item_id, v_sr_item_qty))
                 if _o is None:
-                    n1_count_by_item_id[v_item_id] = _d2
+                    n0_root[(v_item_id, v_sr_item_qty)] = _d2
+                    self._ordered.order.add((v_item_id, v_sr_item_qty))
                 else:
                     _n = _o + _d2
                     if _n:
-                        n1_count_by_item_id[v_item_id] = _n
+                        n0_root[(v_item_id, v_sr_item_qty)] = _n
                     else:
-                        del n1_count_by_item_id[v_item_id]
-                _w3 = wr_items_count_by_item_id.get(v_item_id)
-                if _w3 is not None:
-                    _d4 = _d2 * _w3
-                    _o = n0_root.get(v_item_id)
-                    if _o is None:
-                        n0_root[v_item_id] = _d4
-                    else:
-                        _n = _o + _d4
-                        if _n:
-                            n0_root[v_item_id] = _n
-                        else:
-                            del n0_root[v_item_id]
-                    if pending is not None:
-                        for (v_item_id, v_sr_item_qty), _m5 in self.sr_items_by_item_id[
-                            v_item_id
-                        ].items():
-                            for (
-                                v_item_id,
-                                v_wr_item_qty,
-                            ), _m6 in self.wr_items_by_item_id[v_item_id].items():
-                                _k = (
-                                    v_item_id,
-                                    v_sr_item_qty,
-                                    (
-                                        None
-                                        if _div(
-                                            _div(
-                                                v_sr_item_qty,
-                                                (
-                                                    None
-                                                    if (
-                                                        None
-                                                        if v_sr_item_qty is None
-                                                        or v_cr_item_qty is None
-                                                        else (
-                                                            v_sr_item_qty
-                                                            + v_cr_item_qty
-                                                        )
-                                                    )
-                                                    is None
-                                                    or v_wr_item_qty is None
-                                                    else (
-                                                        (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        + v_wr_item_qty
-                                                    )
-                                                ),
-                                            ),
-                                            3.0,
-                                        )
-                                        is None
-                                        else (
-                                            _div(
-                                                _div(
-                                                    v_sr_item_qty,
-                                                    (
-                                                        None
-                                                        if (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        is None
-                                                        or v_wr_item_qty is None
-                                                        else (
-                                                            (
-                                                                None
-                                                                if v_sr_item_qty is None
-                                                                or v_cr_item_qty is None
-                                                                else (
-                                                                    v_sr_item_qty
-                                                                    + v_cr_item_qty
-                                                                )
-                                                            )
-                                                            + v_wr_item_qty
-                                                        )
-                                                    ),
-                                                ),
-                                                3.0,
-                                            )
-                                            * 100
-                                        )
-                                    ),
-                                    v_cr_item_qty,
-                                    (
-                                        None
-                                        if _div(
-                                            _div(
-                                                v_cr_item_qty,
-                                                (
-                                                    None
-                                                    if (
-                                                        None
-                                                        if v_sr_item_qty is None
-                                                        or v_cr_item_qty is None
-                                                        else (
-                                                            v_sr_item_qty
-                                                            + v_cr_item_qty
-                                                        )
-                                                    )
-                                                    is None
-                                                    or v_wr_item_qty is None
-                                                    else (
-                                                        (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        + v_wr_item_qty
-                                                    )
-                                                ),
-                                            ),
-                                            3.0,
-                                        )
-                                        is None
-                                        else (
-                                            _div(
-                                                _div(
-                                                    v_cr_item_qty,
-                                                    (
-                                                        None
-                                                        if (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        is None
-                                                        or v_wr_item_qty is None
-                                                        else (
-                                                            (
-                                                                None
-                                                                if v_sr_item_qty is None
-                                                                or v_cr_item_qty is None
-                                                                else (
-                                                                    v_sr_item_qty
-                                                                    + v_cr_item_qty
-                                                                )
-                                                            )
-                                                            + v_wr_item_qty
-                                                        )
-                                                    ),
-                                                ),
-                                                3.0,
-                                            )
-                                            * 100
-                                        )
-                                    ),
-                                    v_wr_item_qty,
-                                    (
-                                        None
-                                        if _div(
-                                            _div(
-                                                v_wr_item_qty,
-                                                (
-                                                    None
-                                                    if (
-                                                        None
-                                                        if v_sr_item_qty is None
-                                                        or v_cr_item_qty is None
-                                                        else (
-                                                            v_sr_item_qty
-                                                            + v_cr_item_qty
-                                                        )
-                                                    )
-                                                    is None
-                                                    or v_wr_item_qty is None
-                                                    else (
-                                                        (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        + v_wr_item_qty
-                                                    )
-                                                ),
-                                            ),
-                                            3.0,
-                                        )
-                                        is None
-                                        else (
-                                            _div(
-                                                _div(
-                                                    v_wr_item_qty,
-                                                    (
-                                                        None
-                                                        if (
-                                                            None
-                                                            if v_sr_item_qty is None
-                                                            or v_cr_item_qty is None
-                                                            else (
-                                                                v_sr_item_qty
-                                                                + v_cr_item_qty
-                                                            )
-                                                        )
-                                                        is None
-                                                        or v_wr_item_qty is None
-                                                        else (
-                                                            (
-                                                                None
-                                                                if v_sr_item_qty is None
-                                                                or v_cr_item_qty is None
-                                                                else (
-                                                                    v_sr_item_qty
-                                                                    + v_cr_item_qty
-                                                                )
-                                                            )
-                                                            + v_wr_item_qty
-                                                        )
-                                                    ),
-                                                ),
-                                                3.0,
-                                            )
-                                            * 100
-                                        )
-                                    ),
-                                    _div(
-                                        (
-                                            None
-                                            if (
-                                                None
-                                                if v_sr_item_qty is None
-                                                or v_cr_item_qty is None
-                                                else (v_sr_item_qty + v_cr_item_qty)
-                                            )
-                                            is None
-                                            or v_wr_item_qty is None
-                                            else (
-                                                (
-                                                    None
-                                                    if v_sr_item_qty is None
-                                                    or v_cr_item_qty is None
-                                                    else (v_sr_item_qty + v_cr_item_qty)
-                                                )
-                                                + v_wr_item_qty
-                                            )
-                                        ),
-                                        3.0,
-                                    ),
-                                )
-                                _v = _p * _m5 * _m6
-                                _o = pending.get(_k)
-                                pending[_k] = _v if _o is None else _o + _v
-
-    def _apply_derived3(self, row, d):
-        """Apply multiplicity change `d` of one row: every atom of the
-        relation in turn, leaf to root. Everything that can fail runs before
-        the first change."""
-        if len(row) != 2:
-            raise ViewError(_arity_message("derived3", 2, row))
-        v_item_id, v_wr_item_qty = row
-        keep_wr_items = v_item_id is not None
-        store = self.derived3_rows
-        count = store.get(row, 0) + d
-        if count < 0:
-            raise ViewError(_absent_message("derived3", row))
-        pending = self._pending
-        n0_root = self.n0_root
-        n1_count_by_item_id = self.n1_count_by_item_id
-        wr_items_by_item_id = self.wr_items_by_item_id
-        wr_items_count_by_item_id = self.wr_items_count_by_item_id
-        if count:
-            store[row] = count
-        else:
-            del store[row]
-        # atom wr_items
-        if keep_wr_items:
-            _p = d
-            _grp = wr_items_by_item_id.get(v_item_id)
-            if _grp is None:
-                wr_items_by_item_id[v_item_id] = {row: _p}
-            else:
-                _o = _grp.get(row)
-                if _o is None:
-                    _grp[row] = _p
-                else:
-                    _n = _o + _p
-                    if _n:
-                        _grp[row] = _n
-                    else:
-                        del _grp[row]
-                        if not _grp:
-                            del wr_items_by_item_id[v_item_id]
-            _o = wr_items_count_by_item_id.get(v_item_id)
-            if _o is None:
-                wr_items_count_by_item_id[v_item_id] = _p
-            else:
-                _n = _o + _p
-                if _n:
-                    wr_items_count_by_item_id[v_item_id] = _n
-                else:
-                    del wr_items_count_by_item_id[v_item_id]
-            _w1 = n1_count_by_item_id.get(v_item_id)
-            if _w1 is not None:
-                _d2 = _p * _w1
-                _o = n0_root.get(v_item_id)
-                if _o is None:
-                    n0_root[v_item_id] = _d2
-                else:
-                    _n = _o + _d2
-                    if _n:
-                        n0_root[v_item_id] = _n
-                    else:
-                        del n0_root[v_item_id]
+                        del n0_root[(v_item_id, v_sr_item_qty)]
+                        self._ordered.order.remove((v_item_id, v_sr_item_qty))
                 if pending is not None:
-                    for (v_item_id, v_sr_item_qty), _m3 in self.sr_items_by_item_id[
+                    for (v_item_id, v_cr_item_qty), _m3 in self.cr_items_by_item_id[
                         v_item_id
                     ].items():
-                        for (v_item_id, v_cr_item_qty), _m4 in self.cr_items_by_item_id[
+                        for (v_item_id, v_wr_item_qty), _m4 in self.wr_items_by_item_id[
                             v_item_id
                         ].items():
                             _k = (
@@ -7428,6 +6757,664 @@ class View:
                             _o = pending.get(_k)
                             pending[_k] = _v if _o is None else _o + _v
 
+    def _apply_derived2(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 2:
+            raise ViewError(_arity_message("derived2", 2, row))
+        v_item_id, v_cr_item_qty = row
+        keep_cr_items = v_item_id is not None
+        store = self.derived2_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("derived2", row))
+        pending = self._pending
+        cr_items_by_item_id = self.cr_items_by_item_id
+        cr_items_count_by_item_id = self.cr_items_count_by_item_id
+        n0_root = self.n0_root
+        n2_count_by_item_id = self.n2_count_by_item_id
+        sr_items_sr_item_qty_by_item_id = self.sr_items_sr_item_qty_by_item_id
+        wr_items_count_by_item_id = self.wr_items_count_by_item_id
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom cr_items
+        if keep_cr_items:
+            _p = d
+            _grp = cr_items_by_item_id.get(v_item_id)
+            if _grp is None:
+                cr_items_by_item_id[v_item_id] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del cr_items_by_item_id[v_item_id]
+            _o = cr_items_count_by_item_id.get(v_item_id)
+            if _o is None:
+                cr_items_count_by_item_id[v_item_id] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    cr_items_count_by_item_id[v_item_id] = _n
+                else:
+                    del cr_items_count_by_item_id[v_item_id]
+            _w1 = wr_items_count_by_item_id.get(v_item_id)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n2_count_by_item_id.get(v_item_id)
+                if _o is None:
+                    n2_count_by_item_id[v_item_id] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n2_count_by_item_id[v_item_id] = _n
+                    else:
+                        del n2_count_by_item_id[v_item_id]
+                _g5 = sr_items_sr_item_qty_by_item_id.get(v_item_id)
+                if _g5:
+                    for v_sr_item_qty, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get((v_item_id, v_sr_item_qty))
+                        if _o is None:
+                            n0_root[(v_item_id, v_sr_item_qty)] = _d4
+                            self._ordered.order.add((v_item_id, v_sr_item_qty))
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[(v_item_id, v_sr_item_qty)] = _n
+                            else:
+                                del n0_root[(v_item_id, v_sr_item_qty)]
+                                self._ordered.order.remove((v_item_id, v_sr_item_qty))
+                        if pending is not None:
+                            _m6 = self.sr_items[(v_item_id, v_sr_item_qty)]
+                            for (
+                                v_item_id,
+                                v_wr_item_qty,
+                            ), _m7 in self.wr_items_by_item_id[v_item_id].items():
+                                _k = (
+                                    v_item_id,
+                                    v_sr_item_qty,
+                                    (
+                                        None
+                                        if _div(
+                                            _div(
+                                                v_sr_item_qty,
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if v_sr_item_qty is None
+                                                        or v_cr_item_qty is None
+                                                        else (
+                                                            v_sr_item_qty
+                                                            + v_cr_item_qty
+                                                        )
+                                                    )
+                                                    is None
+                                                    or v_wr_item_qty is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        + v_wr_item_qty
+                                                    )
+                                                ),
+                                            ),
+                                            3.0,
+                                        )
+                                        is None
+                                        else (
+                                            _div(
+                                                _div(
+                                                    v_sr_item_qty,
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        is None
+                                                        or v_wr_item_qty is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if v_sr_item_qty is None
+                                                                or v_cr_item_qty is None
+                                                                else (
+                                                                    v_sr_item_qty
+                                                                    + v_cr_item_qty
+                                                                )
+                                                            )
+                                                            + v_wr_item_qty
+                                                        )
+                                                    ),
+                                                ),
+                                                3.0,
+                                            )
+                                            * 100
+                                        )
+                                    ),
+                                    v_cr_item_qty,
+                                    (
+                                        None
+                                        if _div(
+                                            _div(
+                                                v_cr_item_qty,
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if v_sr_item_qty is None
+                                                        or v_cr_item_qty is None
+                                                        else (
+                                                            v_sr_item_qty
+                                                            + v_cr_item_qty
+                                                        )
+                                                    )
+                                                    is None
+                                                    or v_wr_item_qty is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        + v_wr_item_qty
+                                                    )
+                                                ),
+                                            ),
+                                            3.0,
+                                        )
+                                        is None
+                                        else (
+                                            _div(
+                                                _div(
+                                                    v_cr_item_qty,
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        is None
+                                                        or v_wr_item_qty is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if v_sr_item_qty is None
+                                                                or v_cr_item_qty is None
+                                                                else (
+                                                                    v_sr_item_qty
+                                                                    + v_cr_item_qty
+                                                                )
+                                                            )
+                                                            + v_wr_item_qty
+                                                        )
+                                                    ),
+                                                ),
+                                                3.0,
+                                            )
+                                            * 100
+                                        )
+                                    ),
+                                    v_wr_item_qty,
+                                    (
+                                        None
+                                        if _div(
+                                            _div(
+                                                v_wr_item_qty,
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if v_sr_item_qty is None
+                                                        or v_cr_item_qty is None
+                                                        else (
+                                                            v_sr_item_qty
+                                                            + v_cr_item_qty
+                                                        )
+                                                    )
+                                                    is None
+                                                    or v_wr_item_qty is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        + v_wr_item_qty
+                                                    )
+                                                ),
+                                            ),
+                                            3.0,
+                                        )
+                                        is None
+                                        else (
+                                            _div(
+                                                _div(
+                                                    v_wr_item_qty,
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        is None
+                                                        or v_wr_item_qty is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if v_sr_item_qty is None
+                                                                or v_cr_item_qty is None
+                                                                else (
+                                                                    v_sr_item_qty
+                                                                    + v_cr_item_qty
+                                                                )
+                                                            )
+                                                            + v_wr_item_qty
+                                                        )
+                                                    ),
+                                                ),
+                                                3.0,
+                                            )
+                                            * 100
+                                        )
+                                    ),
+                                    _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            is None
+                                            or v_wr_item_qty is None
+                                            else (
+                                                (
+                                                    None
+                                                    if v_sr_item_qty is None
+                                                    or v_cr_item_qty is None
+                                                    else (v_sr_item_qty + v_cr_item_qty)
+                                                )
+                                                + v_wr_item_qty
+                                            )
+                                        ),
+                                        3.0,
+                                    ),
+                                )
+                                _v = _p * _m6 * _m7
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
+    def _apply_derived3(self, row, d):
+        """Apply multiplicity change `d` of one row: every atom of the
+        relation in turn, leaf to root. Everything that can fail runs before
+        the first change."""
+        if len(row) != 2:
+            raise ViewError(_arity_message("derived3", 2, row))
+        v_item_id, v_wr_item_qty = row
+        keep_wr_items = v_item_id is not None
+        store = self.derived3_rows
+        count = store.get(row, 0) + d
+        if count < 0:
+            raise ViewError(_absent_message("derived3", row))
+        pending = self._pending
+        cr_items_count_by_item_id = self.cr_items_count_by_item_id
+        n0_root = self.n0_root
+        n2_count_by_item_id = self.n2_count_by_item_id
+        sr_items_sr_item_qty_by_item_id = self.sr_items_sr_item_qty_by_item_id
+        wr_items_by_item_id = self.wr_items_by_item_id
+        wr_items_count_by_item_id = self.wr_items_count_by_item_id
+        if count:
+            store[row] = count
+        else:
+            del store[row]
+        # atom wr_items
+        if keep_wr_items:
+            _p = d
+            _grp = wr_items_by_item_id.get(v_item_id)
+            if _grp is None:
+                wr_items_by_item_id[v_item_id] = {row: _p}
+            else:
+                _o = _grp.get(row)
+                if _o is None:
+                    _grp[row] = _p
+                else:
+                    _n = _o + _p
+                    if _n:
+                        _grp[row] = _n
+                    else:
+                        del _grp[row]
+                        if not _grp:
+                            del wr_items_by_item_id[v_item_id]
+            _o = wr_items_count_by_item_id.get(v_item_id)
+            if _o is None:
+                wr_items_count_by_item_id[v_item_id] = _p
+            else:
+                _n = _o + _p
+                if _n:
+                    wr_items_count_by_item_id[v_item_id] = _n
+                else:
+                    del wr_items_count_by_item_id[v_item_id]
+            _w1 = cr_items_count_by_item_id.get(v_item_id)
+            if _w1 is not None:
+                _d2 = _p * _w1
+                _o = n2_count_by_item_id.get(v_item_id)
+                if _o is None:
+                    n2_count_by_item_id[v_item_id] = _d2
+                else:
+                    _n = _o + _d2
+                    if _n:
+                        n2_count_by_item_id[v_item_id] = _n
+                    else:
+                        del n2_count_by_item_id[v_item_id]
+                _g5 = sr_items_sr_item_qty_by_item_id.get(v_item_id)
+                if _g5:
+                    for v_sr_item_qty, _w3 in _g5.items():
+                        _d4 = _d2 * _w3
+                        _o = n0_root.get((v_item_id, v_sr_item_qty))
+                        if _o is None:
+                            n0_root[(v_item_id, v_sr_item_qty)] = _d4
+                            self._ordered.order.add((v_item_id, v_sr_item_qty))
+                        else:
+                            _n = _o + _d4
+                            if _n:
+                                n0_root[(v_item_id, v_sr_item_qty)] = _n
+                            else:
+                                del n0_root[(v_item_id, v_sr_item_qty)]
+                                self._ordered.order.remove((v_item_id, v_sr_item_qty))
+                        if pending is not None:
+                            _m6 = self.sr_items[(v_item_id, v_sr_item_qty)]
+                            for (
+                                v_item_id,
+                                v_cr_item_qty,
+                            ), _m7 in self.cr_items_by_item_id[v_item_id].items():
+                                _k = (
+                                    v_item_id,
+                                    v_sr_item_qty,
+                                    (
+                                        None
+                                        if _div(
+                                            _div(
+                                                v_sr_item_qty,
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if v_sr_item_qty is None
+                                                        or v_cr_item_qty is None
+                                                        else (
+                                                            v_sr_item_qty
+                                                            + v_cr_item_qty
+                                                        )
+                                                    )
+                                                    is None
+                                                    or v_wr_item_qty is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        + v_wr_item_qty
+                                                    )
+                                                ),
+                                            ),
+                                            3.0,
+                                        )
+                                        is None
+                                        else (
+                                            _div(
+                                                _div(
+                                                    v_sr_item_qty,
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        is None
+                                                        or v_wr_item_qty is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if v_sr_item_qty is None
+                                                                or v_cr_item_qty is None
+                                                                else (
+                                                                    v_sr_item_qty
+                                                                    + v_cr_item_qty
+                                                                )
+                                                            )
+                                                            + v_wr_item_qty
+                                                        )
+                                                    ),
+                                                ),
+                                                3.0,
+                                            )
+                                            * 100
+                                        )
+                                    ),
+                                    v_cr_item_qty,
+                                    (
+                                        None
+                                        if _div(
+                                            _div(
+                                                v_cr_item_qty,
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if v_sr_item_qty is None
+                                                        or v_cr_item_qty is None
+                                                        else (
+                                                            v_sr_item_qty
+                                                            + v_cr_item_qty
+                                                        )
+                                                    )
+                                                    is None
+                                                    or v_wr_item_qty is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        + v_wr_item_qty
+                                                    )
+                                                ),
+                                            ),
+                                            3.0,
+                                        )
+                                        is None
+                                        else (
+                                            _div(
+                                                _div(
+                                                    v_cr_item_qty,
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        is None
+                                                        or v_wr_item_qty is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if v_sr_item_qty is None
+                                                                or v_cr_item_qty is None
+                                                                else (
+                                                                    v_sr_item_qty
+                                                                    + v_cr_item_qty
+                                                                )
+                                                            )
+                                                            + v_wr_item_qty
+                                                        )
+                                                    ),
+                                                ),
+                                                3.0,
+                                            )
+                                            * 100
+                                        )
+                                    ),
+                                    v_wr_item_qty,
+                                    (
+                                        None
+                                        if _div(
+                                            _div(
+                                                v_wr_item_qty,
+                                                (
+                                                    None
+                                                    if (
+                                                        None
+                                                        if v_sr_item_qty is None
+                                                        or v_cr_item_qty is None
+                                                        else (
+                                                            v_sr_item_qty
+                                                            + v_cr_item_qty
+                                                        )
+                                                    )
+                                                    is None
+                                                    or v_wr_item_qty is None
+                                                    else (
+                                                        (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        + v_wr_item_qty
+                                                    )
+                                                ),
+                                            ),
+                                            3.0,
+                                        )
+                                        is None
+                                        else (
+                                            _div(
+                                                _div(
+                                                    v_wr_item_qty,
+                                                    (
+                                                        None
+                                                        if (
+                                                            None
+                                                            if v_sr_item_qty is None
+                                                            or v_cr_item_qty is None
+                                                            else (
+                                                                v_sr_item_qty
+                                                                + v_cr_item_qty
+                                                            )
+                                                        )
+                                                        is None
+                                                        or v_wr_item_qty is None
+                                                        else (
+                                                            (
+                                                                None
+                                                                if v_sr_item_qty is None
+                                                                or v_cr_item_qty is None
+                                                                else (
+                                                                    v_sr_item_qty
+                                                                    + v_cr_item_qty
+                                                                )
+                                                            )
+                                                            + v_wr_item_qty
+                                                        )
+                                                    ),
+                                                ),
+                                                3.0,
+                                            )
+                                            * 100
+                                        )
+                                    ),
+                                    _div(
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            is None
+                                            or v_wr_item_qty is None
+                                            else (
+                                                (
+                                                    None
+                                                    if v_sr_item_qty is None
+                                                    or v_cr_item_qty is None
+                                                    else (v_sr_item_qty + v_cr_item_qty)
+                                                )
+                                                + v_wr_item_qty
+                                            )
+                                        ),
+                                        3.0,
+                                    ),
+                                )
+                                _v = _p * _m6 * _m7
+                                _o = pending.get(_k)
+                                pending[_k] = _v if _o is None else _o + _v
+
     def _apply_store_returns(self, row, d):
         """Apply multiplicity change `d` of one row: every atom of the
         relation in turn, leaf to root. Everything that can fail runs before
@@ -7528,33 +7515,249 @@ class View:
 
     def _lookup(self, v_item_id, v_sr_item_qty, v_cr_item_qty, v_wr_item_qty):
         """The payload of one output tuple, in O(1); None if absent."""
-        _m1 = self.n0_root.get(v_item_id)
+        _m1 = self.n0_root.get((v_item_id, v_sr_item_qty))
         if _m1 is None:
             return None
-        _g2 = self.sr_items_by_item_id.get(v_item_id)
-        if _g2 is None:
+        _m2 = self.sr_items.get((v_item_id, v_sr_item_qty))
+        if _m2 is None:
             return None
-        _m3 = _g2.get((v_item_id, v_sr_item_qty))
-        if _m3 is None:
+        _g3 = self.cr_items_by_item_id.get(v_item_id)
+        if _g3 is None:
             return None
-        _g4 = self.cr_items_by_item_id.get(v_item_id)
-        if _g4 is None:
+        _m4 = _g3.get((v_item_id, v_cr_item_qty))
+        if _m4 is None:
             return None
-        _m5 = _g4.get((v_item_id, v_cr_item_qty))
-        if _m5 is None:
+        _g5 = self.wr_items_by_item_id.get(v_item_id)
+        if _g5 is None:
             return None
-        _g6 = self.wr_items_by_item_id.get(v_item_id)
-        if _g6 is None:
+        _m6 = _g5.get((v_item_id, v_wr_item_qty))
+        if _m6 is None:
             return None
-        _m7 = _g6.get((v_item_id, v_wr_item_qty))
-        if _m7 is None:
-            return None
-        return _m3 * _m5 * _m7
+        return _m2 * _m4 * _m6
 
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        return _shown(self._ranked())
+
+    def _ranked(self):
+        """Every (row, multiplicity) in ORDER BY order: the root's tuples in
+        their sorted order, the rows below each (ties) as they come."""
+        for (v_item_id, v_sr_item_qty), _m1 in _in_order(
+            self.n0_root, self._ordered.order
+        ):
+            _m2 = self.sr_items[(v_item_id, v_sr_item_qty)]
+            for (v_item_id, v_cr_item_qty), _m3 in self.cr_items_by_item_id[
+                v_item_id
+            ].items():
+                for (v_item_id, v_wr_item_qty), _m4 in self.wr_items_by_item_id[
+                    v_item_id
+                ].items():
+                    yield (
+                        v_item_id,
+                        v_sr_item_qty,
+                        (
+                            None
+                            if _div(
+                                _div(
+                                    v_sr_item_qty,
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if v_sr_item_qty is None
+                                            or v_cr_item_qty is None
+                                            else (v_sr_item_qty + v_cr_item_qty)
+                                        )
+                                        is None
+                                        or v_wr_item_qty is None
+                                        else (
+                                            (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            + v_wr_item_qty
+                                        )
+                                    ),
+                                ),
+                                3.0,
+                            )
+                            is None
+                            else (
+                                _div(
+                                    _div(
+                                        v_sr_item_qty,
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            is None
+                                            or v_wr_item_qty is None
+                                            else (
+                                                (
+                                                    None
+                                                    if v_sr_item_qty is None
+                                                    or v_cr_item_qty is None
+                                                    else (v_sr_item_qty + v_cr_item_qty)
+                                                )
+                                                + v_wr_item_qty
+                                            )
+                                        ),
+                                    ),
+                                    3.0,
+                                )
+                                * 100
+                            )
+                        ),
+                        v_cr_item_qty,
+                        (
+                            None
+                            if _div(
+                                _div(
+                                    v_cr_item_qty,
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if v_sr_item_qty is None
+                                            or v_cr_item_qty is None
+                                            else (v_sr_item_qty + v_cr_item_qty)
+                                        )
+                                        is None
+                                        or v_wr_item_qty is None
+                                        else (
+                                            (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            + v_wr_item_qty
+                                        )
+                                    ),
+                                ),
+                                3.0,
+                            )
+                            is None
+                            else (
+                                _div(
+                                    _div(
+                                        v_cr_item_qty,
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            is None
+                                            or v_wr_item_qty is None
+                                            else (
+                                                (
+                                                    None
+                                                    if v_sr_item_qty is None
+                                                    or v_cr_item_qty is None
+                                                    else (v_sr_item_qty + v_cr_item_qty)
+                                                )
+                                                + v_wr_item_qty
+                                            )
+                                        ),
+                                    ),
+                                    3.0,
+                                )
+                                * 100
+                            )
+                        ),
+                        v_wr_item_qty,
+                        (
+                            None
+                            if _div(
+                                _div(
+                                    v_wr_item_qty,
+                                    (
+                                        None
+                                        if (
+                                            None
+                                            if v_sr_item_qty is None
+                                            or v_cr_item_qty is None
+                                            else (v_sr_item_qty + v_cr_item_qty)
+                                        )
+                                        is None
+                                        or v_wr_item_qty is None
+                                        else (
+                                            (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            + v_wr_item_qty
+                                        )
+                                    ),
+                                ),
+                                3.0,
+                            )
+                            is None
+                            else (
+                                _div(
+                                    _div(
+                                        v_wr_item_qty,
+                                        (
+                                            None
+                                            if (
+                                                None
+                                                if v_sr_item_qty is None
+                                                or v_cr_item_qty is None
+                                                else (v_sr_item_qty + v_cr_item_qty)
+                                            )
+                                            is None
+                                            or v_wr_item_qty is None
+                                            else (
+                                                (
+                                                    None
+                                                    if v_sr_item_qty is None
+                                                    or v_cr_item_qty is None
+                                                    else (v_sr_item_qty + v_cr_item_qty)
+                                                )
+                                                + v_wr_item_qty
+                                            )
+                                        ),
+                                    ),
+                                    3.0,
+                                )
+                                * 100
+                            )
+                        ),
+                        _div(
+                            (
+                                None
+                                if (
+                                    None
+                                    if v_sr_item_qty is None or v_cr_item_qty is None
+                                    else (v_sr_item_qty + v_cr_item_qty)
+                                )
+                                is None
+                                or v_wr_item_qty is None
+                                else (
+                                    (
+                                        None
+                                        if v_sr_item_qty is None
+                                        or v_cr_item_qty is None
+                                        else (v_sr_item_qty + v_cr_item_qty)
+                                    )
+                                    + v_wr_item_qty
+                                )
+                            ),
+                            3.0,
+                        ),
+                    ), _m2 * _m3 * _m4
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -7564,7 +7767,8 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
-        return self._ordered.multiplicity(tuple(row))
+        row = tuple(row)
+        return sum(m for shown, m in self.enumerate() if shown == row)
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -7576,7 +7780,7 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
+            changes = _window_changes(self._ordered, self.enumerate())
         except BaseException:
             self._changes = []
             raise
@@ -7606,9 +7810,9 @@ class View:
                     "derived2_rows": self.derived2_rows,
                     "derived3_rows": self.derived3_rows,
                     "n0_root": self.n0_root,
-                    "n1_count_by_item_id": self.n1_count_by_item_id,
-                    "sr_items_by_item_id": self.sr_items_by_item_id,
-                    "sr_items_count_by_item_id": self.sr_items_count_by_item_id,
+                    "sr_items": self.sr_items,
+                    "sr_items_sr_item_qty_by_item_id": self.sr_items_sr_item_qty_by_item_id,
+                    "n2_count_by_item_id": self.n2_count_by_item_id,
                     "cr_items_by_item_id": self.cr_items_by_item_id,
                     "cr_items_count_by_item_id": self.cr_items_count_by_item_id,
                     "wr_items_by_item_id": self.wr_items_by_item_id,
@@ -7630,6 +7834,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update(self.n0_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a
@@ -7648,9 +7853,9 @@ class View:
             "derived2_rows",
             "derived3_rows",
             "n0_root",
-            "n1_count_by_item_id",
-            "sr_items_by_item_id",
-            "sr_items_count_by_item_id",
+            "sr_items",
+            "sr_items_sr_item_qty_by_item_id",
+            "n2_count_by_item_id",
             "cr_items_by_item_id",
             "cr_items_count_by_item_id",
             "wr_items_by_item_id",

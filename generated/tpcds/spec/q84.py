@@ -95,6 +95,21 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 100
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -110,66 +125,36 @@ def _window_changes(ordered, items):
     return out
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]),)
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_asc(key[0]), _asc(key[1]), _asc(key[2]))
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key, index[key]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return _window_changes(self, self.items())
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
-        counts = self.counts
-        left = 100
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return sum(m for shown, m in self.items() if shown == row)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 class View:
@@ -261,7 +246,7 @@ class View:
     }
     COLUMNS = ("customer_id", "customername")
     QUERY_ID = "00fe832f23559d8e"
-    LAYOUT_ID = "4687f71d65da482a"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "691291a3672ca979"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -321,7 +306,7 @@ class View:
             "store_returns": self._batch_store_returns,
         }
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -643,6 +628,9 @@ class View:
                             n0_root[
                                 (v_c_customer_id, v_c_first_name, v_c_last_name)
                             ] = _d6
+                            self._ordered.order.add(
+                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            )
                         else:
                             _n = _o + _d6
                             if _n:
@@ -653,6 +641,9 @@ class View:
                                 del n0_root[
                                     (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 ]
+                                self._ordered.order.remove(
+                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                )
                         if pending is not None:
                             _k = (
                                 v_c_customer_id,
@@ -738,6 +729,9 @@ class View:
                     _o = n0_root.get((v_c_customer_id, v_c_first_name, v_c_last_name))
                     if _o is None:
                         n0_root[(v_c_customer_id, v_c_first_name, v_c_last_name)] = _d2
+                        self._ordered.order.add(
+                            (v_c_customer_id, v_c_first_name, v_c_last_name)
+                        )
                     else:
                         _n = _o + _d2
                         if _n:
@@ -748,6 +742,9 @@ class View:
                             del n0_root[
                                 (v_c_customer_id, v_c_first_name, v_c_last_name)
                             ]
+                            self._ordered.order.remove(
+                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            )
                     if pending is not None:
                         _k = (
                             v_c_customer_id,
@@ -887,6 +884,9 @@ class View:
                             n0_root[
                                 (v_c_customer_id, v_c_first_name, v_c_last_name)
                             ] = _d7
+                            self._ordered.order.add(
+                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            )
                         else:
                             _n = _o + _d7
                             if _n:
@@ -897,6 +897,9 @@ class View:
                                 del n0_root[
                                     (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 ]
+                                self._ordered.order.remove(
+                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                )
                         if pending is not None:
                             _k = (
                                 v_c_customer_id,
@@ -1129,6 +1132,9 @@ class View:
                                     n0_root[
                                         (v_c_customer_id, v_c_first_name, v_c_last_name)
                                     ] = _d9
+                                    self._ordered.order.add(
+                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                    )
                                 else:
                                     _n = _o + _d9
                                     if _n:
@@ -1147,6 +1153,13 @@ class View:
                                                 v_c_last_name,
                                             )
                                         ]
+                                        self._ordered.order.remove(
+                                            (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                            )
+                                        )
                                 if pending is not None:
                                     _k = (
                                         v_c_customer_id,
@@ -1388,6 +1401,13 @@ class View:
                                                 v_c_last_name,
                                             )
                                         ] = _d10
+                                        self._ordered.order.add(
+                                            (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                            )
+                                        )
                                     else:
                                         _n = _o + _d10
                                         if _n:
@@ -1406,6 +1426,13 @@ class View:
                                                     v_c_last_name,
                                                 )
                                             ]
+                                            self._ordered.order.remove(
+                                                (
+                                                    v_c_customer_id,
+                                                    v_c_first_name,
+                                                    v_c_last_name,
+                                                )
+                                            )
                                     if pending is not None:
                                         _k = (
                                             v_c_customer_id,
@@ -1550,6 +1577,9 @@ class View:
                                 n0_root[
                                     (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 ] = _d7
+                                self._ordered.order.add(
+                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                )
                             else:
                                 _n = _o + _d7
                                 if _n:
@@ -1560,6 +1590,9 @@ class View:
                                     del n0_root[
                                         (v_c_customer_id, v_c_first_name, v_c_last_name)
                                     ]
+                                    self._ordered.order.remove(
+                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                    )
                             if pending is not None:
                                 _k = (
                                     v_c_customer_id,
@@ -1862,6 +1895,9 @@ class View:
                             n0_root[
                                 (v_c_customer_id, v_c_first_name, v_c_last_name)
                             ] = _d6
+                            self._ordered.order.add(
+                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            )
                         else:
                             _n = _o + _d6
                             if _n:
@@ -1872,6 +1908,9 @@ class View:
                                 del n0_root[
                                     (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 ]
+                                self._ordered.order.remove(
+                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                )
                         if pending is not None:
                             _k = (
                                 v_c_customer_id,
@@ -1984,6 +2023,9 @@ class View:
                     _o = n0_root.get((v_c_customer_id, v_c_first_name, v_c_last_name))
                     if _o is None:
                         n0_root[(v_c_customer_id, v_c_first_name, v_c_last_name)] = _d2
+                        self._ordered.order.add(
+                            (v_c_customer_id, v_c_first_name, v_c_last_name)
+                        )
                     else:
                         _n = _o + _d2
                         if _n:
@@ -1994,6 +2036,9 @@ class View:
                             del n0_root[
                                 (v_c_customer_id, v_c_first_name, v_c_last_name)
                             ]
+                            self._ordered.order.remove(
+                                (v_c_customer_id, v_c_first_name, v_c_last_name)
+                            )
                     if pending is not None:
                         _k = (
                             v_c_customer_id,
@@ -2170,6 +2215,9 @@ class View:
                                 n0_root[
                                     (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 ] = _d7
+                                self._ordered.order.add(
+                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                )
                             else:
                                 _n = _o + _d7
                                 if _n:
@@ -2180,6 +2228,9 @@ class View:
                                     del n0_root[
                                         (v_c_customer_id, v_c_first_name, v_c_last_name)
                                     ]
+                                    self._ordered.order.remove(
+                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                    )
                             if pending is not None:
                                 _k = (
                                     v_c_customer_id,
@@ -2445,6 +2496,9 @@ class View:
                                     n0_root[
                                         (v_c_customer_id, v_c_first_name, v_c_last_name)
                                     ] = _d9
+                                    self._ordered.order.add(
+                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                    )
                                 else:
                                     _n = _o + _d9
                                     if _n:
@@ -2463,6 +2517,13 @@ class View:
                                                 v_c_last_name,
                                             )
                                         ]
+                                        self._ordered.order.remove(
+                                            (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                            )
+                                        )
                                 if pending is not None:
                                     _k = (
                                         v_c_customer_id,
@@ -2731,6 +2792,13 @@ class View:
                                                 v_c_last_name,
                                             )
                                         ] = _d10
+                                        self._ordered.order.add(
+                                            (
+                                                v_c_customer_id,
+                                                v_c_first_name,
+                                                v_c_last_name,
+                                            )
+                                        )
                                     else:
                                         _n = _o + _d10
                                         if _n:
@@ -2749,6 +2817,13 @@ class View:
                                                     v_c_last_name,
                                                 )
                                             ]
+                                            self._ordered.order.remove(
+                                                (
+                                                    v_c_customer_id,
+                                                    v_c_first_name,
+                                                    v_c_last_name,
+                                                )
+                                            )
                                     if pending is not None:
                                         _k = (
                                             v_c_customer_id,
@@ -2920,6 +2995,9 @@ class View:
                                 n0_root[
                                     (v_c_customer_id, v_c_first_name, v_c_last_name)
                                 ] = _d7
+                                self._ordered.order.add(
+                                    (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                )
                             else:
                                 _n = _o + _d7
                                 if _n:
@@ -2930,6 +3008,9 @@ class View:
                                     del n0_root[
                                         (v_c_customer_id, v_c_first_name, v_c_last_name)
                                     ]
+                                    self._ordered.order.remove(
+                                        (v_c_customer_id, v_c_first_name, v_c_last_name)
+                                    )
                             if pending is not None:
                                 _k = (
                                     v_c_customer_id,
@@ -2969,7 +3050,26 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        return _shown(self._ranked())
+
+    def _ranked(self):
+        """Every (row, multiplicity) in ORDER BY order: the root's tuples in
+        their sorted order, the rows below each (ties) as they come."""
+        for (v_c_customer_id, v_c_first_name, v_c_last_name), _m1 in _in_order(
+            self.n0_root, self._ordered.order
+        ):
+            yield (
+                v_c_customer_id,
+                (
+                    str(
+                        (
+                            str((v_c_last_name if v_c_last_name is not None else ""))
+                            + str(", ")
+                        )
+                    )
+                    + str((v_c_first_name if v_c_first_name is not None else ""))
+                ),
+            ), _m1
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -2979,7 +3079,8 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result."""
-        return self._ordered.multiplicity(tuple(row))
+        row = tuple(row)
+        return sum(m for shown, m in self.enumerate() if shown == row)
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -2991,7 +3092,7 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
+            changes = _window_changes(self._ordered, self.enumerate())
         except BaseException:
             self._changes = []
             raise
@@ -3048,6 +3149,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update(self.n0_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a

@@ -156,9 +156,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -338,7 +336,7 @@ class View:
     }
     COLUMNS = ("call_center", "call_center_name", "manager", "returns_loss")
     QUERY_ID = "5ee451bd02aff0c2"
-    LAYOUT_ID = "c07b09653060a238"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4dec02dd890e3338"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

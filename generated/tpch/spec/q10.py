@@ -105,6 +105,21 @@ def _desc(v):
     return (2,) if v is None else (0,) if v != v else (1, _Desc(v))
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 20
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -158,17 +173,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
         counts = self.counts
-        left = 20
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
+        return _shown((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -252,7 +257,7 @@ class View:
         "c_comment",
     )
     QUERY_ID = "1a99b1d6a6166f8f"
-    LAYOUT_ID = "43f2e0110c08a1d5"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "8b752fbfee1c33c0"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

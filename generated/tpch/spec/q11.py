@@ -92,63 +92,46 @@ class _Desc:
     __hash__ = None
 
 
+def _asc(v):
+    """ORDER BY … ASC: values, then NaN, then NULL."""
+    return (2,) if v is None else (1,) if v != v else (0, v)
+
+
 def _desc(v):
     """ORDER BY … DESC: NaN, values from the largest, then NULL."""
     return (2,) if v is None else (0,) if v != v else (1, _Desc(v))
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_desc(row[1]),)
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_desc(key[1]), _asc(key[0]))
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key, index[key]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return changes
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order."""
-        counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return self.counts.get(row, 0)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 def _make_derived1():
@@ -1991,7 +1974,7 @@ class View:
     }
     COLUMNS = ("ps_partkey", "value")
     QUERY_ID = "0630751cbf38370f"
-    LAYOUT_ID = "f0363c68ed8248d0"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "9b9c0d939f46e5ed"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -2012,7 +1995,7 @@ class View:
         )  # what a test needs of the result of inner view scalar_2
         self.derived1_by_scalar_2 = {}  # derived1 rows by the key of that test
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -2171,12 +2154,14 @@ class View:
             _o = having_root.get((v_ps_partkey, v_value))
             if _o is None:
                 having_root[(v_ps_partkey, v_value)] = _p
+                self._ordered.order.add((v_ps_partkey, v_value))
             else:
                 _n = _o + _p
                 if _n:
                     having_root[(v_ps_partkey, v_value)] = _n
                 else:
                     del having_root[(v_ps_partkey, v_value)]
+                    self._ordered.order.remove((v_ps_partkey, v_value))
             if pending is not None:
                 _k = (v_ps_partkey, v_value)
                 _v = _p
@@ -2281,12 +2266,14 @@ class View:
         _o = having_root.get((v_ps_partkey, v_value))
         if _o is None:
             having_root[(v_ps_partkey, v_value)] = _p
+            self._ordered.order.add((v_ps_partkey, v_value))
         else:
             _n = _o + _p
             if _n:
                 having_root[(v_ps_partkey, v_value)] = _n
             else:
                 del having_root[(v_ps_partkey, v_value)]
+                self._ordered.order.remove((v_ps_partkey, v_value))
         if pending is not None:
             _k = (v_ps_partkey, v_value)
             _v = _p
@@ -2341,7 +2328,10 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        for (v_ps_partkey, v_value), _m1 in _in_order(
+            self.having_root, self._ordered.order
+        ):
+            yield (v_ps_partkey, v_value), _m1
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -2351,7 +2341,13 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
-        return self._ordered.multiplicity(tuple(row))
+        if len(row) != 2:
+            return 0
+        v_ps_partkey, v_value = row
+        p = self._lookup(v_ps_partkey, v_value)
+        if p is None:
+            return 0
+        return p
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -2363,7 +2359,6 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
         except BaseException:
             self._changes = []
             raise
@@ -2409,6 +2404,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update(self.having_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a

@@ -107,9 +107,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -2184,7 +2182,7 @@ class View:
     }
     COLUMNS = ("c_count", "custdist")
     QUERY_ID = "78f2f51f98d6bb6a"
-    LAYOUT_ID = "96da82dba15022bd"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "d8ff2a19c649b199"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

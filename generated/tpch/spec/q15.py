@@ -72,58 +72,36 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]),)
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_asc(key[0]),)
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key[0], index[key[0]]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return changes
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order."""
-        counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return self.counts.get(row, 0)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 def _make_derived1():
@@ -1597,7 +1575,7 @@ class View:
     }
     COLUMNS = ("s_suppkey", "s_name", "s_address", "s_phone", "total_revenue")
     QUERY_ID = "586e81b2d8db2586"
-    LAYOUT_ID = "d64e339f0a0f0e16"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c7569252a7cfaf3f"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1632,7 +1610,7 @@ class View:
         )  # what a test needs of the result of inner view scalar_2
         self.derived1_by_scalar_2 = {}  # derived1 rows by the key of that test
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -1823,12 +1801,14 @@ class View:
                 _o = n0_root.get(v_s_suppkey)
                 if _o is None:
                     n0_root[v_s_suppkey] = _d2
+                    self._ordered.order.add((v_s_suppkey,))
                 else:
                     _n = _o + _d2
                     if _n:
                         n0_root[v_s_suppkey] = _n
                     else:
                         del n0_root[v_s_suppkey]
+                        self._ordered.order.remove((v_s_suppkey,))
                 if pending is not None:
                     for (
                         v_s_suppkey,
@@ -1912,12 +1892,14 @@ class View:
             _o = n0_root.get(v_s_suppkey)
             if _o is None:
                 n0_root[v_s_suppkey] = _d2
+                self._ordered.order.add((v_s_suppkey,))
             else:
                 _n = _o + _d2
                 if _n:
                     n0_root[v_s_suppkey] = _n
                 else:
                     del n0_root[v_s_suppkey]
+                    self._ordered.order.remove((v_s_suppkey,))
             if pending is not None:
                 for (v_s_suppkey, v_total_revenue), _m3 in self.revenue0_by_s_suppkey[
                     v_s_suppkey
@@ -2061,12 +2043,14 @@ class View:
                 _o = n0_root.get(v_s_suppkey)
                 if _o is None:
                     n0_root[v_s_suppkey] = _d2
+                    self._ordered.order.add((v_s_suppkey,))
                 else:
                     _n = _o + _d2
                     if _n:
                         n0_root[v_s_suppkey] = _n
                     else:
                         del n0_root[v_s_suppkey]
+                        self._ordered.order.remove((v_s_suppkey,))
                 if pending is not None:
                     for (
                         v_s_suppkey,
@@ -2135,12 +2119,14 @@ class View:
             _o = n0_root.get(v_s_suppkey)
             if _o is None:
                 n0_root[v_s_suppkey] = _d2
+                self._ordered.order.add((v_s_suppkey,))
             else:
                 _n = _o + _d2
                 if _n:
                     n0_root[v_s_suppkey] = _n
                 else:
                     del n0_root[v_s_suppkey]
+                    self._ordered.order.remove((v_s_suppkey,))
             if pending is not None:
                 for (
                     v_s_suppkey,
@@ -2219,7 +2205,23 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        for v_s_suppkey, _m1 in _in_order(self.n0_root, self._ordered.order):
+            for (v_s_suppkey, v_total_revenue), _m2 in self.revenue0_by_s_suppkey[
+                v_s_suppkey
+            ].items():
+                for (
+                    v_s_suppkey,
+                    v_s_name,
+                    v_s_address,
+                    v_s_phone,
+                ), _m3 in self.supplier_by_s_suppkey[v_s_suppkey].items():
+                    yield (
+                        v_s_suppkey,
+                        v_s_name,
+                        v_s_address,
+                        v_s_phone,
+                        v_total_revenue,
+                    ), _m2 * _m3
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -2229,7 +2231,13 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
-        return self._ordered.multiplicity(tuple(row))
+        if len(row) != 5:
+            return 0
+        v_s_suppkey, v_s_name, v_s_address, v_s_phone, v_total_revenue = row
+        p = self._lookup(v_s_suppkey, v_s_name, v_s_address, v_s_phone, v_total_revenue)
+        if p is None:
+            return 0
+        return p
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -2241,7 +2249,6 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
         except BaseException:
             self._changes = []
             raise
@@ -2292,6 +2299,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update((key,) for key in self.n0_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a

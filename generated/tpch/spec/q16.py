@@ -136,9 +136,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -602,7 +600,7 @@ class View:
     }
     COLUMNS = ("p_brand", "p_type", "p_size", "supplier_cnt")
     QUERY_ID = "d57dc58edecbb91a"
-    LAYOUT_ID = "51d1f9a4cc7e59b9"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "260700bc00393556"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

@@ -72,58 +72,36 @@ def _asc(v):
     return (2,) if v is None else (1,) if v != v else (0, v)
 
 
-def _sort_key(row):
-    """The ORDER BY key of a result row."""
-    return (_asc(row[0]),)
+def _root_sort_key(key):
+    """The ORDER BY key of a root tuple (ORDER BY names root variables only)."""
+    return (_asc(key[0]), _asc(key[1]))
+
+
+def _in_order(index, order):
+    """(root tuple, multiplicity) in ORDER BY order."""
+    for key in order:
+        yield key, index[key]
 
 
 class _Ordered:
-    """The result in ORDER BY order: each row (its sort-only columns after
-    the visible ones) with its multiplicity, kept sorted on `_sort_key`, and
-    in push mode the rows LIMIT/OFFSET show."""
+    """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
+    variables are the root's, so every row below one root tuple ties on the
+    sort key, and enumerating the root in this order yields the result in
+    ORDER BY order with no copy of it. In push mode with LIMIT/OFFSET: the
+    rows shown."""
 
-    __slots__ = ("counts", "order", "shown")
+    __slots__ = ("order", "shown")
 
     def __init__(self):
-        self.counts = {}
-        self.order = SortedKeyList(key=_sort_key)
+        self.order = SortedKeyList(key=_root_sort_key)
         self.shown = {}
 
-    def apply(self, changes, report):
-        """Apply the result's row changes; return the changes of what the
-        query shows (when `report`)."""
-        counts, order = self.counts, self.order
-        for row, change in changes:
-            old = counts.get(row, 0)
-            new = old + change
-            if new:
-                counts[row] = new
-                if not old:
-                    order.add(row)
-            else:
-                del counts[row]
-                order.remove(row)
-        if not report:
-            return []
-        return changes
-
-    def items(self):
-        """(row, multiplicity) in ORDER BY order."""
-        counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
-
-    def multiplicity(self, row):
-        """How often the query shows `row`."""
-        return self.counts.get(row, 0)
-
     def __getstate__(self):
-        return (self.counts, self.shown)
+        return self.shown  # the order is rebuilt from the root (restore)
 
     def __setstate__(self, state):
-        self.counts, self.shown = state
-        self.order = SortedKeyList(self.counts, key=_sort_key)
+        self.shown = state
+        self.order = SortedKeyList(key=_root_sort_key)
 
 
 def _make_in_1():
@@ -1758,7 +1736,7 @@ class View:
     }
     COLUMNS = ("s_name", "s_address")
     QUERY_ID = "1026f8e26e582ed6"
-    LAYOUT_ID = "cc3f2148bb956def"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "c6cfee34ace44075"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
@@ -1793,7 +1771,7 @@ class View:
         }
         self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
         self._on_delta = on_delta
-        self._pending = {}  # the ordered result follows the result's changes
+        self._pending = {} if (push or on_delta is not None) else None
         self._push = push or on_delta is not None
         self._ordered = _Ordered()  # the result in ORDER BY order
         self._changes = []
@@ -1967,12 +1945,14 @@ class View:
                         _o = n0_root.get((v_s_name, v_s_address))
                         if _o is None:
                             n0_root[(v_s_name, v_s_address)] = _d5
+                            self._ordered.order.add((v_s_name, v_s_address))
                         else:
                             _n = _o + _d5
                             if _n:
                                 n0_root[(v_s_name, v_s_address)] = _n
                             else:
                                 del n0_root[(v_s_name, v_s_address)]
+                                self._ordered.order.remove((v_s_name, v_s_address))
                         if pending is not None:
                             _k = (v_s_name, v_s_address)
                             _v = _d5
@@ -2060,12 +2040,14 @@ class View:
                 _o = n0_root.get((v_s_name, v_s_address))
                 if _o is None:
                     n0_root[(v_s_name, v_s_address)] = _d4
+                    self._ordered.order.add((v_s_name, v_s_address))
                 else:
                     _n = _o + _d4
                     if _n:
                         n0_root[(v_s_name, v_s_address)] = _n
                     else:
                         del n0_root[(v_s_name, v_s_address)]
+                        self._ordered.order.remove((v_s_name, v_s_address))
                 if pending is not None:
                     _k = (v_s_name, v_s_address)
                     _v = _d4
@@ -2114,12 +2096,14 @@ class View:
                     _o = n0_root.get((v_s_name, v_s_address))
                     if _o is None:
                         n0_root[(v_s_name, v_s_address)] = _d2
+                        self._ordered.order.add((v_s_name, v_s_address))
                     else:
                         _n = _o + _d2
                         if _n:
                             n0_root[(v_s_name, v_s_address)] = _n
                         else:
                             del n0_root[(v_s_name, v_s_address)]
+                            self._ordered.order.remove((v_s_name, v_s_address))
                     if pending is not None:
                         _k = (v_s_name, v_s_address)
                         _v = _d2
@@ -2287,12 +2271,14 @@ class View:
                     _o = n0_root.get((v_s_name, v_s_address))
                     if _o is None:
                         n0_root[(v_s_name, v_s_address)] = _d4
+                        self._ordered.order.add((v_s_name, v_s_address))
                     else:
                         _n = _o + _d4
                         if _n:
                             n0_root[(v_s_name, v_s_address)] = _n
                         else:
                             del n0_root[(v_s_name, v_s_address)]
+                            self._ordered.order.remove((v_s_name, v_s_address))
                     if pending is not None:
                         _k = (v_s_name, v_s_address)
                         _v = _d4
@@ -2366,12 +2352,14 @@ class View:
                     _o = n0_root.get((v_s_name, v_s_address))
                     if _o is None:
                         n0_root[(v_s_name, v_s_address)] = _d2
+                        self._ordered.order.add((v_s_name, v_s_address))
                     else:
                         _n = _o + _d2
                         if _n:
                             n0_root[(v_s_name, v_s_address)] = _n
                         else:
                             del n0_root[(v_s_name, v_s_address)]
+                            self._ordered.order.remove((v_s_name, v_s_address))
                     if pending is not None:
                         _k = (v_s_name, v_s_address)
                         _v = _d2
@@ -2388,7 +2376,10 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return self._ordered.items()  # in ORDER BY order: rows are kept sorted
+        for (v_s_name, v_s_address), _m1 in _in_order(
+            self.n0_root, self._ordered.order
+        ):
+            yield (v_s_name, v_s_address), _m1
 
     def rows(self) -> Iterator[tuple]:
         """The result as SQL defines it: a row with multiplicity k, k times."""
@@ -2398,7 +2389,13 @@ class View:
 
     def multiplicity(self, row: Sequence) -> int:
         """How often `row` is in the result, in O(1)."""
-        return self._ordered.multiplicity(tuple(row))
+        if len(row) != 2:
+            return 0
+        v_s_name, v_s_address = row
+        p = self._lookup(v_s_name, v_s_address)
+        if p is None:
+            return 0
+        return p
 
     def deltas(self) -> list[tuple[tuple, int]]:
         """The changes (row, change) reported for the last update call (push mode)."""
@@ -2410,7 +2407,6 @@ class View:
         pending = self._pending
         try:
             changes = self._changes_of(pending)
-            changes = self._ordered.apply(changes, self._push)
         except BaseException:
             self._changes = []
             raise
@@ -2459,6 +2455,7 @@ class View:
                 getattr(self, name[4:]).restore(value)
             else:
                 setattr(self, name, value)
+        self._ordered.order.update(self.n0_root)
 
     def _check_snapshot(self, snapshot):
         """Refuse a snapshot of another query, of another state layout (a

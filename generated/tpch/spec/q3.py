@@ -99,6 +99,21 @@ def _desc(v):
     return (2,) if v is None else (0,) if v != v else (1, _Desc(v))
 
 
+def _shown(items):
+    """The (row, multiplicity) pairs of `items` (in ORDER BY order) that the
+    query shows: LIMIT/OFFSET applied, ."""
+    left = 10
+    if not left:
+        return
+    for row, m in items:
+        if m > left:
+            m = left
+        left -= m
+        yield row, m
+        if not left:
+            return
+
+
 def _window_changes(ordered, items):
     """The changes of the rows LIMIT/OFFSET show: `items` is what is shown
     now, `ordered.shown` what was shown (replaced by it)."""
@@ -152,17 +167,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order, LIMIT/OFFSET applied."""
         counts = self.counts
-        left = 10
-        if not left:
-            return
-        for row in self.order:
-            m = counts[row]
-            if m > left:
-                m = left
-            left -= m
-            yield row, m
-            if not left:
-                return
+        return _shown((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -236,7 +241,7 @@ class View:
     }
     COLUMNS = ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")
     QUERY_ID = "7aca5a601d83dd71"
-    LAYOUT_ID = "c09059f4c5de65eb"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "65a394157a3ad542"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(

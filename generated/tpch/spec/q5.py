@@ -140,9 +140,7 @@ class _Ordered:
     def items(self):
         """(row, multiplicity) in ORDER BY order."""
         counts = self.counts
-        for row in self.order:
-            m = counts[row]
-            yield row, m
+        return ((row, counts[row]) for row in self.order)
 
     def multiplicity(self, row):
         """How often the query shows `row`."""
@@ -1770,7 +1768,7 @@ class View:
     }
     COLUMNS = ("n_name", "revenue")
     QUERY_ID = "b7dba0e45adfad3f"
-    LAYOUT_ID = "1bb38368b1e08c1d"  # the state's layout: snapshots restore only here
+    LAYOUT_ID = "4b5667a66b71cacc"  # the state's layout: snapshots restore only here
     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
     def __init__(
