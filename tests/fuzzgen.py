@@ -913,6 +913,52 @@ def aggregate_of_nan_producing(g):
     g.q.items = keys + [Part(f"{agg}({e.sql})", e.aliases), Part("COUNT(*)")]
 
 
+def _window(g: Gen, inner: str | None = None) -> Part:
+    """AGG(x) OVER ([PARTITION BY k, …]); `inner`: the argument (an
+    aggregate, over groups) instead of a column."""
+    every = _everything(g)
+    nums = [e for e in every if e[1] in ("int", "dec")]
+    agg = g.choice(["SUM", "COUNT", "AVG", "MIN", "MAX", "COUNT(*)"])
+    aliases = set()
+    if inner is not None:
+        arg = inner
+    elif agg == "COUNT(*)" or not nums:
+        agg, arg = "COUNT", "*"
+    else:
+        ref, _, a = g.choice(nums if agg in ("SUM", "AVG") else every)
+        arg, aliases = ref, {a.alias}
+    keys = (
+        []
+        if g.chance(0.2)
+        else g.rng.sample(every, min(len(every), g.rng.randint(1, 2)))
+    )
+    aliases |= {a.alias for _, _, a in keys}
+    over = "PARTITION BY " + ", ".join(ref for ref, _, _ in keys) if keys else ""
+    return Part(f"{agg}({arg}) OVER ({over})", frozenset(aliases))
+
+
+@production("select", weight=1.2)
+def window_aggregates(g):
+    """Columns and aggregate windows over whole partitions (NULL keys form
+    one partition)."""
+    g.q.items = _pick_columns(g, 3) + [_window(g) for _ in range(g.rng.randint(1, 2))]
+
+
+@production("select", weight=0.6)
+def window_over_groups(g):
+    """A grouped query with a window over its groups: SUM(SUM(x)) OVER (…)."""
+    nums = [e for e in _everything(g) if e[1] in ("int", "dec")]
+    if not nums:
+        return False
+    group_by_columns(g)
+    x, _, a = g.choice(nums)
+    inner = g.choice([f"SUM({x})", f"COUNT({x})", "COUNT(*)", f"MAX({x})"])
+    keys = [p.sql for p in g.q.group_by]
+    window = f"{g.choice(['SUM', 'MAX', 'MIN'])}({inner}) OVER ("
+    window += f"PARTITION BY {keys[0]})" if keys and g.chance(0.7) else ")"
+    g.q.items.append(Part(window, frozenset({a.alias})))
+
+
 # --- HAVING and DISTINCT over groups (applied to grouped queries) -------------------
 
 

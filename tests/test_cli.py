@@ -68,7 +68,7 @@ BAD = {
     ),
     "window_function": (
         "CREATE TABLE r (a INT);\nSELECT a, ROW_NUMBER() OVER () FROM r",
-        "window functions are not supported",
+        "window function ROW_NUMBER is not supported",
     ),
     "tablesample": (
         "CREATE TABLE r (a INT);\nSELECT a FROM r TABLESAMPLE 10 PERCENT",

@@ -15,8 +15,9 @@ BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
 
 
 def ordering_lines(plan: Plan) -> list[str]:
-    """ORDER BY [LIMIT k] [OFFSET m]: the sorted index the module keeps, its
-    memory, and the cost of an update and of enumeration."""
+    """ORDER BY [LIMIT k] [OFFSET m]: the structure the module keeps (ranked
+    enumeration from the root, or a sorted index), its memory, and the cost
+    of an update and of enumeration."""
     query = plan.query
     order = query.ordering
     if order is None:
@@ -27,25 +28,34 @@ def ordering_lines(plan: Plan) -> list[str]:
     )
     lines = [f"Ordering: ORDER BY {keys}" + _window(order)]
     if ranked_root(plan):
-        return lines + _ranked_lines(plan)
-    rows = "groups" if query.grouped else "distinct result rows"
-    lines.append(
-        f"  structure: a sorted index (SortedKeyList on the sort key) of the "
-        f"{rows}, each with its multiplicity"
-    )
-    if query.grouped:
-        memory = "one entry per group"
+        lines += [
+            f"  structure: ranked enumeration: the root {plan.label(plan.root)} "
+            "holds every ORDER BY variable, its tuples are also kept in a "
+            "SortedKeyList on the sort key; enumeration walks them in that order "
+            "(the rows below one root tuple tie on every key), so the result is "
+            "not copied",
+            "  memory: one entry per root tuple (not per result row)",
+        ]
+        update = "O(log n) when a root tuple appears or disappears (n: root tuples)"
     else:
-        memory = (
-            "one entry per distinct result row: the result is materialised, "
-            "memory proportional to the result, not only to the database"
+        rows = "groups" if query.grouped else "distinct result rows"
+        lines.append(
+            f"  structure: a sorted index (SortedKeyList on the sort key) of the "
+            f"{rows}, each with its multiplicity"
         )
-    if order.limit is not None:
-        memory += f"; all of them, not only the {order.limit} shown (a row "
-        memory += "below the cut may move up when one above it leaves)"
-    lines.append(f"  memory: {memory}")
-    update = "O(log n) per changed output row on top of the update of (T, N)"
-    update += f" (n: {rows} in the index)"
+        if query.grouped:
+            memory = "one entry per group"
+        else:
+            memory = (
+                "one entry per distinct result row: the result is materialised, "
+                "memory proportional to the result, not only to the database"
+            )
+        if order.limit is not None:
+            memory += f"; all of them, not only the {order.limit} shown (a row "
+            memory += "below the cut may move up when one above it leaves)"
+        lines.append(f"  memory: {memory}")
+        update = "O(log n) per changed output row on top of the update of (T, N)"
+        update += f" (n: {rows} in the index)"
     if order.limit is not None or order.offset:
         shown = (order.offset or 0) + (order.limit or 0)
         update += (
@@ -58,37 +68,6 @@ def ordering_lines(plan: Plan) -> list[str]:
         if order.offset:
             first += f" after skipping {order.offset} (O({order.offset}) to skip)"
         enum = f"constant delay in ORDER BY order, only the {first}"
-    elif order.offset:
-        enum = f"constant delay in ORDER BY order after skipping {order.offset} rows"
-    else:
-        enum = "constant delay in ORDER BY order (no sorting on read)"
-    lines.append(f"  enumeration: {enum}")
-    return lines
-
-
-def _ranked_lines(plan: Plan) -> list[str]:
-    """Ranked enumeration: the root holds every ORDER BY variable."""
-    order = plan.query.ordering
-    root = plan.label(plan.root)
-    lines = [
-        f"  structure: ranked enumeration: the root {root} holds every ORDER BY "
-        "variable, its tuples are also kept in a SortedKeyList on the sort key; "
-        "enumeration walks them in that order (the rows below one root tuple "
-        "tie on every key), so the result is not copied",
-        "  memory: one entry per root tuple (not per result row)",
-    ]
-    update = "O(log n) when a root tuple appears or disappears (n: root tuples)"
-    if order.limit is not None or order.offset:
-        shown = (order.offset or 0) + (order.limit or 0)
-        update += (
-            f"; push mode compares the rows shown before and after each update "
-            f"(O({shown if order.limit is not None else 'n'}) more)"
-        )
-    lines.append(f"  update: {update}")
-    if order.limit is not None:
-        enum = f"constant delay in ORDER BY order, only the first {order.limit} rows"
-        if order.offset:
-            enum += f" after skipping {order.offset}"
     elif order.offset:
         enum = f"constant delay in ORDER BY order after skipping {order.offset} rows"
     else:

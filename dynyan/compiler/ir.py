@@ -494,6 +494,8 @@ class Query:
     residual: tuple[object, ...] = ()
     # ORDER BY / LIMIT / OFFSET of the result (the outermost query only).
     ordering: Ordering | None = None
+    # Join variables of IS NOT DISTINCT FROM only: their NULLs join each other.
+    null_safe: frozenset[str] = frozenset()
 
     @property
     def visible_outputs(self) -> tuple[Output, ...]:

@@ -104,6 +104,7 @@ _KNOWN_QUERY_FIELDS = {
     "having",
     "subqueries",
     "residual",
+    "null_safe",  # NULL keys hash to one partition like any value
 }
 _KNOWN_ATOM_FIELDS = {"alias", "relation", "variables", "filters", "derived"}
 _KNOWN_AGGREGATES = {"count", "sum", "avg", "min", "max", "count_distinct"}

@@ -1040,14 +1040,15 @@ def _factor(expressions: Expressions, channel, expr, scale: int | None, env) -> 
 def _join_vars(query, atom) -> list[str]:
     """The atom's variables that join (with another atom or in an inequality).
     SQL: NULL never joins, so a row with None in one of them takes no part in
-    the atom (it still counts in the relation)."""
+    the atom (it still counts in the relation) — except on a variable joined
+    by IS NOT DISTINCT FROM only, where None joins None."""
     derived = dict(atom.derived)
     return [
         v
         for v in atom.vars
         if v not in derived
         and (
-            sum(v in a.vars for a in query.atoms) > 1
+            (sum(v in a.vars for a in query.atoms) > 1 and v not in query.null_safe)
             or any(v in p.vars for p in query.predicates)
         )
     ]
@@ -2178,6 +2179,8 @@ def _ordering(layout: _Layout) -> dict | None:
                 positions.append(f"{name}(key[{at}])")
                 helpers[name] = (name, body, doc)
         root_key = tuple_literal(positions)
+        if ordering.limit is not None or ordering.offset:
+            helpers[name] = (name, body, doc)  # ties at a cut: rows in row order
     return {
         "key": tuple_literal(parts),
         "by_group": by_group is not None,

@@ -26,12 +26,14 @@ from .build import SelectBuilder
 from .context import Context
 from .diagnostics import DIALECT, unsupported
 from .expressions import shift_date
+from .passes.aggregate_spellings import aggregate_spellings
 from .passes.check_supported import check_supported
 from .passes.constant_subqueries import constant_subqueries
 from .passes.decompose_cycles import choose_bags, decompose_cycles
 from .passes.grouping_sets import grouping_sets
 from .passes.having_subqueries import having_subqueries
 from .passes.inline_views import inline_views
+from .passes.membership_flags import membership_flags
 from .passes.name_outputs import name_outputs
 from .passes.order_limit import order_limit
 from .passes.outer_joins import outer_joins
@@ -39,12 +41,15 @@ from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
 from .passes.spread_aggregates import spread_aggregates
 from .passes.unnest_subqueries import output_types, unnest_subqueries
+from .passes.window_aggregates import window_aggregates
 from .passes.wrap_set_operations import wrap_set_operations
 from .statements import parse_schema, read_program
 
 # Over the whole query, once, in this order.
 TREE_PASSES = (
     inline_views,  # WITH and CREATE VIEW -> derived tables
+    aggregate_spellings,  # FILTER (WHERE …), GROUP BY ALL -> plain aggregation
+    window_aggregates,  # AGG(x) OVER (PARTITION BY …) -> a join with the partitions
     grouping_sets,  # ROLLUP, CUBE, GROUPING SETS -> UNION ALL of GROUP BYs
     wrap_set_operations,  # a whole query that is a UNION -> a derived table
     spread_aggregates,  # VARIANCE/STDDEV -> arithmetic over SUM and COUNT
@@ -54,6 +59,7 @@ TREE_PASSES = (
     having_subqueries,  # HAVING with a subquery -> WHERE over the groups
     qualify_names,  # every name resolved and qualified
     quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
+    membership_flags,  # x IN (subquery) under OR -> a LEFT JOIN flag
     outer_joins,  # LEFT/RIGHT/FULL JOIN -> UNION ALL of matched and unmatched rows
 )
 # On each SELECT, just before it is built.

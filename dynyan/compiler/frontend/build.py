@@ -31,7 +31,7 @@ from ..ir import (
 from ...errors import UnsupportedQueryError
 from .aggregates import GroupKey, Grouping, is_grouped, nonnull_leaves
 from .diagnostics import DIALECT, sql_error, unsupported
-from .expressions import CONVERTERS
+from .expressions import CONVERTERS, null_safe_pair
 from .passes.unnest_subqueries import INNER
 from .types import check_comparable, check_condition, infer_type, lit_type, typed
 
@@ -170,11 +170,15 @@ class SelectBuilder:
         n = len(self.atom_relations)
         local: list[list] = [[] for _ in range(n)]
         join_pairs: list[tuple[Ref, Ref]] = []
+        null_safe: list[tuple[Ref, Ref]] = []  # IS NOT DISTINCT FROM: NULL joins NULL
         theta: list = []
         for cond in conditions:
             atoms = sorted({r.atom for r in refs(cond)})
+            pair = null_safe_pair(cond)
             if len(atoms) <= 1:
                 local[atoms[0] if atoms else 0].append(cond)
+            elif pair is not None:
+                null_safe.append(pair)
             elif (
                 isinstance(cond, Op)
                 and cond.op == "eq"
@@ -192,7 +196,7 @@ class SelectBuilder:
                 k = parent[k]
             return k
 
-        for a, b in join_pairs:
+        for a, b in join_pairs + null_safe:
             ra, rb = find((a.atom, a.column)), find((b.atom, b.column))
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
@@ -208,7 +212,7 @@ class SelectBuilder:
             having = grouping.condition(having.this) if having is not None else None
             output_refs = grouping.column_keys()
         theta_refs = [r for c in theta for r in refs(c)]
-        used = {(a.atom, a.column) for p in join_pairs for a in p}
+        used = {(a.atom, a.column) for p in join_pairs + null_safe for a in p}
         used |= {(r.atom, r.column) for r in output_refs + theta_refs}
 
         classes: dict[tuple[int, int], list[tuple[int, int]]] = {}
@@ -216,6 +220,14 @@ class SelectBuilder:
             classes.setdefault(find(key), []).append(key)
         names = self._var_names(classes)
         var_of = {m: names[root] for root, members in classes.items() for m in members}
+        # a variable whose every join is null-safe: its NULLs join each other
+        strict_roots = {find((a.atom, a.column)) for p in join_pairs for a in p}
+        null_safe_vars = frozenset(
+            names[find((a.atom, a.column))]
+            for p in null_safe
+            for a in p
+            if find((a.atom, a.column)) not in strict_roots
+        )
         derived = grouping.derived_vars(set(var_of.values())) if grouping else {}
 
         predicates, residual = [], []
@@ -266,7 +278,12 @@ class SelectBuilder:
         if grouping is not None:
             # SQL NULL: columns no taken row holds a NULL in (declared NOT
             # NULL; NULL never joins nor satisfies a comparison).
-            nonnull = {(r.atom, r.column) for p in join_pairs for r in p}
+            nonnull = {
+                key
+                for p in join_pairs + null_safe
+                for r in p
+                if var_of[key := (r.atom, r.column)] not in null_safe_vars
+            }
             nonnull |= {  # declared NOT NULL (the module refuses a None there)
                 (i, c)
                 for i, rel in enumerate(self.atom_relations)
@@ -318,6 +335,7 @@ class SelectBuilder:
             distinct,
             select.sql(dialect=DIALECT, pretty=True),
             residual=tuple(residual),
+            null_safe=null_safe_vars,
             **extra,
         )
 

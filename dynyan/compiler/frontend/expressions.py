@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from ..ir import Lit, Op
+from ..ir import Lit, Op, Ref
 from .diagnostics import sql_error, unsupported
 from .statements import TYPES
 from .types import coerce_dates, parse_date
@@ -118,7 +118,14 @@ def _shift(fe, node, sign: int):
     if isinstance(left, exp.Interval) and sign > 0:
         left, right = right, left
     if not isinstance(right, exp.Interval):
-        return _arith("add" if sign > 0 else "sub", fe.expr(left), fe.expr(right))
+        a, b = fe.expr(left), fe.expr(right)
+        if sign > 0 and fe.type_of(b) == "date":
+            a, b = b, a
+        if fe.type_of(a) == "date" and _whole_literal(b):  # DATE ± n: n days
+            if isinstance(a, Lit):
+                return Lit(shift_date(a.value, "add_days", sign * b.value))
+            return Op("add_days", (a, Lit(sign * b.value)))
+        return _arith("add" if sign > 0 else "sub", a, b)
     op, amount = _interval(right)
     date = fe.expr(left)
     if fe.type_of(date) != "date":
@@ -126,6 +133,10 @@ def _shift(fe, node, sign: int):
     if isinstance(date, Lit):
         return Lit(shift_date(date.value, op, sign * amount))
     return Op(op, (date, Lit(sign * amount)))
+
+
+def _whole_literal(e) -> bool:
+    return isinstance(e, Lit) and type(e.value) is int
 
 
 def shift_date(value: datetime.date, op: str, amount: int) -> datetime.date:
@@ -149,6 +160,35 @@ def _comparison(op: str) -> Callable:
         return Op(op, coerce_dates(left, right, fe.type_of, node))
 
     return convert
+
+
+def _null_safe(fe, node):
+    """`a IS [NOT] DISTINCT FROM b`: COALESCE(a = b, a IS NULL AND b IS NULL),
+    never NULL. Between columns of two tables it is a join on a variable whose
+    NULLs join each other (`null_safe_pair`)."""
+    left, right = coerce_dates(
+        fe.expr(node.this), fe.expr(node.expression), fe.type_of, node
+    )
+    both_null = Op("and", (Op("isnull", (left,)), Op("isnull", (right,))))
+    same = Op("coalesce", (Op("eq", (left, right)), both_null))
+    return Op("not", (same,)) if isinstance(node, exp.NullSafeNEQ) else same
+
+
+def null_safe_pair(cond) -> tuple | None:
+    """The two columns of a condition `_null_safe` made of `a IS NOT
+    DISTINCT FROM b` over two columns, else None."""
+    if not (isinstance(cond, Op) and cond.op == "coalesce" and len(cond.args) == 2):
+        return None
+    eq, both = cond.args
+    if not (isinstance(eq, Op) and eq.op == "eq" and isinstance(both, Op)):
+        return None
+    left, right = eq.args
+    nulls = (Op("isnull", (left,)), Op("isnull", (right,)))
+    if both.op != "and" or both.args != nulls:
+        return None
+    if isinstance(left, Ref) and isinstance(right, Ref):
+        return left, right
+    return None
 
 
 def _like(fe, node):
@@ -237,6 +277,24 @@ def _variadic(op: str) -> Callable:
     )
 
 
+def _concat(fe, node):
+    """CONCAT(a, b, …) of strings: NULL arguments count as '' (as DuckDB)."""
+    parts = []
+    for arg in node.expressions:
+        value = fe.expr(arg)
+        if fe.type_of(value) not in ("str", None):
+            raise unsupported("CONCAT is supported over strings only", arg)
+        if isinstance(value, Lit):
+            if value.value is not None:
+                parts.append(value)
+        else:
+            parts.append(Op("coalesce", (value, Lit(""))))
+    out = parts[0] if parts else Lit("")
+    for part in parts[1:]:
+        out = Op("concat", (out, part))
+    return out
+
+
 def _trim(fe, node: exp.Trim):
     if node.args.get("expression") is not None or node.args.get("position"):
         raise unsupported("TRIM is supported without characters or side", node)
@@ -299,7 +357,10 @@ CONVERTERS: dict[type, Callable] = {
     exp.Mod: _binary("mod"),
     exp.Neg: _fold_neg,
     exp.DPipe: _binary("concat"),
+    exp.Concat: _concat,
     exp.EQ: _comparison("eq"),
+    exp.NullSafeEQ: _null_safe,
+    exp.NullSafeNEQ: _null_safe,
     exp.NEQ: _comparison("ne"),
     exp.LT: _comparison("lt"),
     exp.LTE: _comparison("le"),

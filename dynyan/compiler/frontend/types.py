@@ -19,7 +19,7 @@ from .diagnostics import sql_error, unsupported
 
 NUMERIC = {"int", "float", "bool"}
 DATE_ARITHMETIC = (
-    "DATE arithmetic is not supported; supported: DATE ± INTERVAL 'n' "
+    "DATE arithmetic is not supported; supported: DATE ± n (days), DATE ± INTERVAL 'n' "
     "DAY|WEEK|MONTH|YEAR and comparisons of dates"
 )
 

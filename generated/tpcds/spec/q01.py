@@ -118,6 +118,27 @@ def _in_order(index, order):
         yield key[0], index[key[0]]
 
 
+def _ties_in_row_order(items):
+    """The rows below one root tuple (each group starts with a None row) tie
+    on every ORDER BY key: in the order of the rows themselves, the rows a
+    LIMIT/OFFSET cut shows depend on the result only, not on the order in
+    which updates (or an undone batch) built the indexes."""
+    group = []
+    for row, m in items:
+        if row is not None:
+            group.append((row, m))
+            continue
+        group.sort(key=_row_order)
+        yield from group
+        group.clear()
+    group.sort(key=_row_order)
+    yield from group
+
+
+def _row_order(pair):
+    return tuple(map(_asc, pair[0]))
+
+
 class _Ordered:
     """The root's tuples in ORDER BY order (ranked enumeration): the ORDER BY
     variables are the root's, so every row below one root tuple ties on the
@@ -3038,12 +3059,14 @@ class View:
     def enumerate(self) -> Iterator[tuple[tuple, int]]:
         """Yield (row, multiplicity) for the current result, with constant
         delay: nested loops over N, every loop step produces output."""
-        return _shown(self._ranked())
+        return _shown(_ties_in_row_order(self._ranked()))
 
     def _ranked(self):
         """Every (row, multiplicity) in ORDER BY order: the root's tuples in
-        their sorted order, the rows below each (ties) as they come."""
+        their sorted order, the rows below each (ties) as they come, each root tuple's rows after a None row.
+        """
         for v_c_customer_id, _m1 in _in_order(self.n0_root, self._ordered.order):
+            yield None, 0  # the next root tuple's rows
             yield (v_c_customer_id,), _m1
 
     def rows(self) -> Iterator[tuple]:

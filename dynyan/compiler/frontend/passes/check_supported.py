@@ -25,8 +25,11 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         for arg, what in _REFUSED.items():
             if select.args.get(arg):
                 raise unsupported(f"{what} is not supported", select.args[arg])
-    for node in tree.find_all(exp.Window):
-        raise unsupported("window functions are not supported", node)
+    windows = sorted(
+        tree.find_all(exp.Window), key=lambda w: (not _specific(w), _in_select_list(w))
+    )
+    for node in windows:  # the one that is not supported anywhere first
+        raise unsupported(_window_refusal(node), node)
     for node in tree.find_all(exp.Lateral):
         raise unsupported("LATERAL subqueries are not supported", node)
     for select in tree.find_all(exp.Select):
@@ -49,6 +52,47 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
         if isinstance(outer, exp.AggFunc):
             raise unsupported("nested aggregates are not supported", node)
     return tree
+
+
+def _specific(node: exp.Window) -> bool:
+    """A window no SELECT list could hold (a ranking or running one)."""
+    func = node.this
+    return not isinstance(func, AGGREGATES) or bool(
+        node.args.get("order") or node.args.get("spec")
+    )
+
+
+def _in_select_list(node: exp.Window) -> bool:
+    select = node.find_ancestor(exp.Select)
+    item = node
+    while item.parent is not None and item.parent is not select:
+        item = item.parent
+    return item.arg_key == "expressions"
+
+
+def _window_refusal(node: exp.Window) -> str:
+    """Why a window function is refused (passes.window_aggregates takes
+    aggregates over whole partitions in the SELECT list)."""
+    supported = (
+        "supported: SUM, COUNT, AVG, MIN, MAX OVER ([PARTITION BY …]) in the "
+        "SELECT list"
+    )
+    func = node.this
+    if not isinstance(func, AGGREGATES):
+        name = func.sql_name() if isinstance(func, exp.Func) else func.key.upper()
+        return f"window function {name} is not supported; {supported}"
+    if node.args.get("order") or node.args.get("spec"):
+        return (
+            "a window with ORDER BY or a frame (running aggregates) is not "
+            f"supported; {supported}"
+        )
+    if not _in_select_list(node):
+        return (
+            f"a window function outside the SELECT list is not supported; {supported}"
+        )
+    if any(isinstance(e, exp.Star) for e in node.find_ancestor(exp.Select).expressions):
+        return "a window function beside SELECT * is not supported (name the columns)"
+    return f"this window function is not supported; {supported}"
 
 
 def _inner_order(select: exp.Select) -> None:

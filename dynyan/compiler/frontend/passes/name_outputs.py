@@ -20,13 +20,16 @@ from ..diagnostics import DIALECT
 
 def name_outputs(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for select in tree.find_all(exp.Select):
-        select.set("expressions", [_named(e) for e in select.expressions])
+        select.set("expressions", [named(e) for e in select.expressions])
     return tree
 
 
-def _named(e: exp.Expression) -> exp.Expression:
+def named(e: exp.Expression) -> exp.Expression:
+    """`e` with its name as an explicit alias (a star stays as it is)."""
     if isinstance(e, exp.Alias) or isinstance(e, exp.Star):
         return e
+    while isinstance(e, exp.Paren):  # SELECT DISTINCT(x): the column x
+        e = e.this
     if isinstance(e, exp.Column):
         if isinstance(e.this, exp.Star):
             return e

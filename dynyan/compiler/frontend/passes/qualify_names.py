@@ -194,6 +194,9 @@ class _Names:
                         raise sql_error(f"{what} has no column {name}", col)
                     return
             raise sql_error(f"unknown table or alias {col.table} in {col.sql()}", col)
+        order = col.find_ancestor(exp.Order, exp.Select)
+        if isinstance(order, exp.Order) and _is_select_alias(select, name):
+            return  # ORDER BY names an output column first (SQL)
         for sources in scopes:
             owners = sorted(a for a, (_, cols) in sources.items() if name in cols)
             if len(owners) > 1:

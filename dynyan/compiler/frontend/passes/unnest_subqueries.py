@@ -154,25 +154,47 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
     if isinstance(node, exp.In):
         query = node.args["query"]
         inner = query.this if isinstance(query, exp.Subquery) else query
-        if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
-            raise unsupported("IN (SELECT …) must select one column", node)
+        # (a, b) IN (SELECT x, y …): a row of values, each equal to its column
+        outer = (
+            list(node.this.expressions)
+            if isinstance(node.this, exp.Tuple)
+            else [node.this]
+        )
+        if not isinstance(inner, exp.Select) or len(inner.expressions) != len(outer):
+            raise unsupported(
+                f"IN (SELECT …) must select {len(outer)} column"
+                + ("s" if len(outer) > 1 else ""),
+                node,
+            )
+        if negated and len(outer) > 1:
+            raise unsupported("NOT IN over a row of values is not supported", node)
         inner = inner.copy()
-        inner.set("expressions", [exp.alias_(inner.expressions[0].unalias(), "k1")])
+        inner.set(
+            "expressions",
+            [
+                exp.alias_(e.unalias(), f"k{i + 1}")
+                for i, e in enumerate(inner.expressions)
+            ],
+        )
         grouped = is_grouped(inner)
         if not grouped:
             inner.set("distinct", exp.Distinct())  # IN never multiplies rows
         alias = f"in{len(ctx.subqueries) + 1}"
         name, sub = virtual(ctx, inner, "in_")
-        if grouped and sub.outputs[0].expr not in [Var(v) for v in sub.group_vars]:
+        keys = [Var(v) for v in sub.group_vars]
+        if grouped and any(o.expr not in keys for o in sub.outputs):
             raise unsupported(
-                "IN (SELECT … GROUP BY …) must select a GROUP BY column", node
+                "IN (SELECT … GROUP BY …) must select GROUP BY columns", node
             )
         if negated:
             ctx.tests.append(PendingTest("not_in", name, [node.this.copy()], anchor))
             anchor.replace(exp.true())
             return select
-        condition = exp.EQ(
-            this=node.this.copy(), expression=exp.column("k1", table=alias)
+        condition = exp.and_(
+            *[
+                exp.EQ(this=e.copy(), expression=exp.column(f"k{i + 1}", table=alias))
+                for i, e in enumerate(outer)
+            ]
         )
     else:
         inner, pairs, rest = _decorrelate(node.this)

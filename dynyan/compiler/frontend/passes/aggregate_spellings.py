@@ -1,0 +1,65 @@
+"""Other spellings of aggregation -> the plain forms.
+
+- `AGG(x) FILTER (WHERE c)` -> `AGG(CASE WHEN c THEN x END)` (`COUNT(*)`
+  counts `CASE WHEN c THEN 1 END`): the aggregates skip NULL, so only the
+  rows where `c` holds count, as SQL defines FILTER.
+- `GROUP BY ALL` (DuckDB) -> GROUP BY every SELECT item without an
+  aggregate (none: one global group).
+
+>>> import sqlglot
+>>> from dynyan.compiler.frontend.context import Context
+>>> tree = sqlglot.parse_one(
+...     "SELECT k, COUNT(*) FILTER (WHERE v > 0) AS n FROM t GROUP BY ALL",
+...     read="duckdb")
+>>> print(aggregate_spellings(tree, Context({})).sql("duckdb"))
+SELECT k, COUNT(CASE WHEN v > 0 THEN 1 END) AS n FROM t GROUP BY k
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..context import Context
+from ..diagnostics import unsupported
+from .name_outputs import named
+
+
+def aggregate_spellings(tree: exp.Expression, ctx: Context) -> exp.Expression:
+    for select in tree.find_all(exp.Select):  # items keep the names as written
+        if select.find(exp.Filter) is not None:
+            select.set(
+                "expressions",
+                [named(e) if e.find(exp.Filter) else e for e in select.expressions],
+            )
+    for node in list(tree.find_all(exp.Filter)):
+        node.replace(_filtered(node))
+    for select in tree.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is not None and group.args.get("all"):
+            keys = [
+                e.unalias().copy()
+                for e in select.expressions
+                if e.find(exp.AggFunc) is None and not isinstance(e, exp.Star)
+            ]
+            select.set("group", exp.Group(expressions=keys) if keys else None)
+    return tree
+
+
+def _filtered(node: exp.Filter) -> exp.Expression:
+    agg, condition = node.this, node.expression.this
+    if not isinstance(agg, exp.AggFunc):
+        raise unsupported("FILTER is supported on aggregates", node)
+    agg = agg.copy()
+    arg = agg.this
+    if isinstance(arg, exp.Distinct):
+        (inner,) = arg.expressions
+        arg.set("expressions", [_when(condition, inner)])
+    elif arg is None or isinstance(arg, exp.Star):
+        agg.set("this", _when(condition, exp.Literal.number(1)))
+    else:
+        agg.set("this", _when(condition, arg))
+    return agg
+
+
+def _when(condition: exp.Expression, value: exp.Expression) -> exp.Case:
+    return exp.Case(ifs=[exp.If(this=condition.copy(), true=value.copy())])
