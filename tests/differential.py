@@ -213,7 +213,10 @@ class QuerySpec:
         keys = [k.sql() for k in group.expressions] if group else []
         selected = {(e.this if isinstance(e, exp.Alias) else e).sql() for e in items}
         # a grouped query that selects every GROUP BY key
-        grouped = bool(keys) or any(e.find(exp.AggFunc) is not None for e in items)
+        # (an aggregate of a scalar subquery in the SELECT list does not count)
+        grouped = bool(keys) or any(
+            a.parent_select is select for e in items for a in e.find_all(exp.AggFunc)
+        )
         keyed = grouped and all(k in selected for k in keys)
         domains = _domains(whole, tables, relations)
         order, limit, offset = _ordering(query, select)

@@ -39,6 +39,7 @@ from .passes.order_limit import order_limit
 from .passes.outer_joins import outer_joins
 from .passes.qualify_names import qualify_names
 from .passes.quantified_subqueries import quantified_subqueries
+from .passes.scalar_items import scalar_items
 from .passes.spread_aggregates import spread_aggregates
 from .passes.unnest_subqueries import output_types, unnest_subqueries
 from .passes.window_aggregates import window_aggregates
@@ -60,6 +61,7 @@ TREE_PASSES = (
     qualify_names,  # every name resolved and qualified
     quantified_subqueries,  # x op ANY/ALL (subquery) -> [NOT] EXISTS
     membership_flags,  # x IN (subquery) under OR -> a LEFT JOIN flag
+    scalar_items,  # (SELECT AGG(…)) in the SELECT list -> a cross join with it
     outer_joins,  # LEFT/RIGHT/FULL JOIN -> UNION ALL of matched and unmatched rows
 )
 # On each SELECT, just before it is built.

@@ -45,7 +45,7 @@ def membership_flags(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 continue
             inner = query.this if isinstance(query, exp.Subquery) else query
             name = _single_output(inner)
-            if name is None or _correlated(inner):
+            if name is None or correlated(inner):
                 continue  # refused later, by unnest_subqueries
             count += 1
             alias, source = f"__in{count}", f"__s{count}"
@@ -102,7 +102,7 @@ def _single_output(inner: exp.Expression) -> str | None:
     return item.alias_or_name
 
 
-def _correlated(inner: exp.Expression) -> bool:
+def correlated(inner: exp.Expression) -> bool:
     """Whether a column of the subquery names a table outside it."""
     own = {
         (t.alias_or_name or "").lower()

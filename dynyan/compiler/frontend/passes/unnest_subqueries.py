@@ -81,7 +81,9 @@ def unnest_subqueries(select: exp.Select, ctx: Context) -> exp.Select:
     for node in select.find_all(exp.Subquery, exp.Exists):
         raise unsupported(
             "a subquery is supported in FROM and as a condition of WHERE "
-            "([NOT] IN, [NOT] EXISTS, a comparison with a scalar subquery)",
+            "([NOT] IN, [NOT] EXISTS, a comparison with a scalar subquery); in "
+            "the SELECT list, an uncorrelated one-aggregate subquery of a query "
+            "that does not aggregate without GROUP BY",
             node,
         )
     return select
