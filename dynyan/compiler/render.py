@@ -790,19 +790,19 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
         target = tup(layout.local(info.tuple_vars))
         if info.root_index is not None or s.kind in ("groups", "sorted"):
             source = f"self.{s.attr}"
-            if info.root_index is None:
-                source += f"[{tup(layout.local(s.key))}]"
-            elif layout.ranked:
-                source = f"_in_order({source}, self._ordered.order)"
             check = None
-            if s.kind == "sorted":
+            if info.root_index is not None and layout.ranked:
+                source = f"_in_order({source}, self._ordered.order)"
+            elif info.root_index is not None:
+                source += ".items()"
+            elif s.kind == "sorted":
                 bounds = info.theta.range_on(
                     info.theta.child, lambda v: layout.var_local[v]
                 )
-                source += f".scan({', '.join(bounds)})"
+                source += f"[{tup(layout.local(s.key))}].scan({', '.join(bounds)})"
                 check = info.theta.extra_check(lambda v: layout.var_local[v])
-            elif not (info.root_index is not None and layout.ranked):
-                source += ".items()"
+            else:
+                source += f"[{tup(layout.local(s.key))}].items()"
             loops.append(
                 {
                     "kind": "loop",
@@ -2174,13 +2174,10 @@ def _ordering(layout: _Layout) -> dict | None:
         # then the root's other variables: a total order, so a restored view
         # shows the same rows at a LIMIT that cuts through ties
         name, body, doc = _SORT_KEYS[False, False]
-        for at in range(len(root_vars)):
-            if at not in used:
-                positions.append(f"{name}(key[{at}])")
-                helpers[name] = (name, body, doc)
-        root_key = tuple_literal(positions)
-        if ordering.limit is not None or ordering.offset:
-            helpers[name] = (name, body, doc)  # ties at a cut: rows in row order
+        rest = [f"{name}(key[{at}])" for at in range(len(root_vars)) if at not in used]
+        root_key = tuple_literal(positions + rest)
+        if rest or ordering.limit is not None or ordering.offset:
+            helpers[name] = (name, body, doc)  # (ties at a cut: rows in row order)
     return {
         "key": tuple_literal(parts),
         "by_group": by_group is not None,

@@ -11,6 +11,7 @@ from sqlglot import exp
 from ..aggregates import AGGREGATES
 from ..context import Context
 from ..diagnostics import unsupported
+from .window_aggregates import WINDOW_AGGREGATES, in_select_list
 
 # SELECT clauses refused wherever they appear: clause -> how to name it.
 _REFUSED = {"windows": "WINDOW", "qualify": "QUALIFY"}
@@ -26,7 +27,7 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
             if select.args.get(arg):
                 raise unsupported(f"{what} is not supported", select.args[arg])
     windows = sorted(
-        tree.find_all(exp.Window), key=lambda w: (not _specific(w), _in_select_list(w))
+        tree.find_all(exp.Window), key=lambda w: (not _specific(w), in_select_list(w))
     )
     for node in windows:  # the one that is not supported anywhere first
         raise unsupported(_window_refusal(node), node)
@@ -57,17 +58,9 @@ def check_supported(tree: exp.Expression, ctx: Context) -> exp.Expression:
 def _specific(node: exp.Window) -> bool:
     """A window no SELECT list could hold (a ranking or running one)."""
     func = node.this
-    return not isinstance(func, AGGREGATES) or bool(
+    return not isinstance(func, WINDOW_AGGREGATES) or bool(
         node.args.get("order") or node.args.get("spec")
     )
-
-
-def _in_select_list(node: exp.Window) -> bool:
-    select = node.find_ancestor(exp.Select)
-    item = node
-    while item.parent is not None and item.parent is not select:
-        item = item.parent
-    return item.arg_key == "expressions"
 
 
 def _window_refusal(node: exp.Window) -> str:
@@ -78,7 +71,7 @@ def _window_refusal(node: exp.Window) -> str:
         "SELECT list"
     )
     func = node.this
-    if not isinstance(func, AGGREGATES):
+    if not isinstance(func, WINDOW_AGGREGATES):
         name = func.sql_name() if isinstance(func, exp.Func) else func.key.upper()
         return f"window function {name} is not supported; {supported}"
     if node.args.get("order") or node.args.get("spec"):
@@ -86,7 +79,7 @@ def _window_refusal(node: exp.Window) -> str:
             "a window with ORDER BY or a frame (running aggregates) is not "
             f"supported; {supported}"
         )
-    if not _in_select_list(node):
+    if not in_select_list(node):
         return (
             f"a window function outside the SELECT list is not supported; {supported}"
         )

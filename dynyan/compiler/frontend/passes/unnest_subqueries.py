@@ -169,7 +169,7 @@ def _membership(select, where, node, ctx: Context) -> exp.Select:
                 node,
             )
         if negated and len(outer) > 1:
-            raise unsupported("NOT IN over a row of values is not supported", node)
+            raise unsupported("NOT IN over a row of values is not supported", anchor)
         inner = inner.copy()
         inner.set(
             "expressions",

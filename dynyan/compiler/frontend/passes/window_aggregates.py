@@ -25,12 +25,17 @@ from ..context import Context
 from ..diagnostics import unsupported
 from .name_outputs import named
 
-AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
+# the functions a window over whole partitions may compute
+WINDOW_AGGREGATES = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
 
 
 def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     for select in reversed(list(tree.find_all(exp.Select))):
-        windows = [w for w in select.find_all(exp.Window) if _owner(w) is select]
+        windows = [
+            w
+            for w in select.find_all(exp.Window)
+            if w.find_ancestor(exp.Select) is select
+        ]
         if not windows or not all(_supported(w, select) for w in windows):
             continue  # none, or refused by check_supported, by name
         rewritten = _Rewrite(select).query()
@@ -41,20 +46,23 @@ def window_aggregates(tree: exp.Expression, ctx: Context) -> exp.Expression:
     return tree
 
 
-def _owner(window: exp.Window) -> exp.Select | None:
-    return window.find_ancestor(exp.Select)
-
-
 def _supported(window: exp.Window, select: exp.Select) -> bool:
     """An aggregate over whole partitions, in the SELECT list."""
     if window.args.get("order") or window.args.get("spec"):
         return False
-    if not isinstance(window.this, AGGREGATES) or window.this.args.get("expressions"):
+    func = window.this
+    if not isinstance(func, WINDOW_AGGREGATES) or func.args.get("expressions"):
         return False
     if any(isinstance(e, exp.Star) for e in select.expressions):
         return False
+    return in_select_list(window)
+
+
+def in_select_list(window: exp.Window) -> bool:
+    """Whether the window is (inside) an item of its SELECT's list."""
+    select = window.find_ancestor(exp.Select)
     item = window
-    while item.parent is not select:
+    while item.parent is not None and item.parent is not select:
         item = item.parent
     return item.arg_key == "expressions"
 
