@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--events", type=int, default=100_000)
     p.add_argument("--enumerate", action="store_true", help="profile enumerate() too")
     p.add_argument("--push", action="store_true", help="push mode (counting sink)")
+    p.add_argument(
+        "--trust-input", action="store_true", help="compile the module trusting"
+    )
     p.add_argument("--top", type=int, default=15)
     args = p.parse_args(argv)
 
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if query.status != "ok":
         raise SystemExit(f"{query.name}: {query.reason}")
     events = events_for(query, args.stream, args.events)
-    module = load(query.sql, query.schema)
+    module = load(query.sql, query.schema, trust_input=args.trust_input)
     sink = bench.CountingSink() if args.push else None
     view = module.View(on_delta=sink) if sink else module.View()
     ops = {1: view.insert, -1: view.delete}

@@ -255,26 +255,22 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.transactions_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_t2_ts_by_acc = (
-            {}
-        )  # n1 projected on t2_ts, by what it shares with its sibling, ordered on t2_ts
-        self.t2 = {}  # t2: its tuples
-        self.t2_t2_ts_by_acc = (
-            {}
-        )  # t2 projected on t2_ts, by what it shares with its sibling, ordered on t2_ts
-        self.t1_by_acc = (
-            {}
-        )  # t1 by the variables it shares with its parent, ordered on ts
-        self.t1_count_by_acc = (
-            {}
-        )  # t1: multiplicities by what it shares with its sibling, summable over a range of ts
-        self.t3_by_acc = (
-            {}
-        )  # t3 by the variables it shares with its parent, ordered on t3_ts
-        self.t3_count_by_acc = (
-            {}
-        )  # t3: multiplicities by what it shares with its sibling, summable over a range of t3_ts
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 projected on t2_ts, by what it shares with its sibling, ordered on t2_ts
+        self.n1_t2_ts_by_acc = {}
+        # t2: its tuples
+        self.t2 = {}
+        # t2 projected on t2_ts, by what it shares with its sibling, ordered on t2_ts
+        self.t2_t2_ts_by_acc = {}
+        # t1 by the variables it shares with its parent, ordered on ts
+        self.t1_by_acc = {}
+        # t1: multiplicities by what it shares with its sibling, summable over a range of ts
+        self.t1_count_by_acc = {}
+        # t3 by the variables it shares with its parent, ordered on t3_ts
+        self.t3_by_acc = {}
+        # t3: multiplicities by what it shares with its sibling, summable over a range of t3_ts
+        self.t3_count_by_acc = {}
         self._appliers = {"transactions": self._apply_transactions}
         self._batchers = {  # update() of several rows: summed per key first
             "transactions": self._batch_transactions
@@ -294,8 +290,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -308,8 +306,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -880,9 +880,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

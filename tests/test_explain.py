@@ -111,7 +111,7 @@ def test_ranked_root_is_chosen_over_a_cheaper_tree():
     """ORDER BY a column of one table of a join: the planner puts it at the
     root (one non-guard hop more) rather than keep a sorted result."""
     from dynyan.compiler import compile_query
-    from dynyan.compiler.planner import ranked_root
+    from dynyan.compiler.plan import ranked_root
 
     schema = "CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, e INT);"
     ordered = compile_query("SELECT * FROM r, s WHERE r.b = s.b ORDER BY r.a", schema)

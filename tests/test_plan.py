@@ -6,7 +6,7 @@ import pytest
 
 from dynyan.compiler import compile_query
 from dynyan.errors import CyclicQueryError, UnsupportedQueryError
-from dynyan.compiler.planner import Plan
+from dynyan.compiler.plan import Plan
 
 ROOT = Path(__file__).resolve().parent.parent
 TPCH = (ROOT / "tpch" / "schema.sql").read_text()

@@ -74,10 +74,21 @@ def cmd_explain(args) -> int:
     sql, schema = read_query(args.query, args.schema)
     stats = read_stats(args.stats)
     print(explain(sql, schema, stats))
+    if args.triggers:
+        print()
+        print(explain_triggers(sql, schema, stats))
     if args.partitions or args.stream:
         print()
         print(explain_partitions(sql, schema, stats, args.stream))
     return 0
+
+
+def explain_triggers(sql, schema, stats) -> str:
+    """The structures and the steps of an update of each relation."""
+    from ..compiler import compile_query
+    from ..compiler.triggers import explain_triggers as program_text
+
+    return program_text(compile_query(sql, schema, stats))
 
 
 def explain_partitions(sql, schema, stats, stream_dir: str | None) -> str:
@@ -142,6 +153,13 @@ def add_commands(sub) -> None:
         "explain",
         "show the query's GCQ, its GJT pair (T, N) and complexity",
         cmd_explain,
+    )
+    p.add_argument(
+        "--triggers",
+        action="store_true",
+        help="also show the trigger program: the structure every node keeps and, "
+        "per relation, the steps an insert or delete takes (filter, project, "
+        "update, weigh by the sibling, up to the parent, emit)",
     )
     p.add_argument(
         "--partitions",

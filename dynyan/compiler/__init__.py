@@ -10,7 +10,8 @@ import sys
 import types
 
 from ..errors import UnsupportedQueryError
-from .planner import Plan, complexity, estimated_work, plan_query
+from .plan import Plan, complexity
+from .planner import estimated_work, plan_query
 from .stats import Stats
 
 

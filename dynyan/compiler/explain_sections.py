@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .frontend.passes.decompose_cycles import MAX_WIDTH
 from .ir import InnerTest, Query, SetQuery
-from .planner import Plan, SetPlan, ranked_root
+from .plan import Plan, SetPlan, ranked_root
 
 BAG_PREFIX = "__bag"  # aliases decompose_cycles gives the bags
 

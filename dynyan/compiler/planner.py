@@ -16,7 +16,8 @@ protected. N = the nodes phase 2 creates plus the nodes phase 1 left.
 
 Several reductions are possible. `plan_query` explores the choices of
 which edge to absorb and into which guard, and picks the cheapest tree by
-`Plan.cost` (documented there).
+`Plan.cost` (documented there), or with table statistics by
+`estimated_work`, which reads each candidate's trigger program.
 
 >>> from dynyan.compiler.frontend import parse_query
 >>> q = parse_query("CREATE TABLE r (a INT, b INT); CREATE TABLE s (b INT, c INT);"
@@ -30,189 +31,17 @@ which edge to absorb and into which guard, and picks the cheapest tree by
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ..errors import CyclicQueryError, UnsupportedQueryError
 from .ir import Lit, Op, Predicate, Query, SetQuery, Var
+from .plan import Node, Plan, SetPlan, order_vars, ranked_root
 from .stats import Stats
+from .triggers import Propagate, Weigh, trigger_program
 
 log = logging.getLogger("dynyan.plan")
 
 MAX_CANDIDATES = 200
-
-
-@dataclass(frozen=True)
-class Node:
-    """A GJT node. Children come guard first; leaves carry their atom index."""
-
-    id: int
-    vars: tuple[str, ...]
-    children: tuple[int, ...] = ()
-    atom: int | None = None
-    # θ-predicates on the edge from this node to its parent.
-    predicates: tuple[Predicate, ...] = ()
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.atom is not None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A GJT pair: the tree, its root, and the connex node set N."""
-
-    query: Query
-    nodes: tuple[Node, ...]  # indexed by Node.id
-    root: int
-    in_n: frozenset[int]
-    parents: tuple[int | None, ...] = field(default=(), compare=False)
-    # Variables added to the output to make it free-connex (Q_F): the
-    # projected result is then materialised from the deltas of Q_F.
-    widened: tuple[str, ...] = ()
-    # Plans of the subqueries whose results are virtual relations of this one.
-    subplans: tuple[tuple[str, "Plan"], ...] = ()
-
-    @property
-    def n_vars(self) -> tuple[str, ...]:
-        """The variables N outputs: the query's output plus `widened`."""
-        return tuple(self.query.plan_vars) + self.widened
-
-    def node(self, i: int) -> Node:
-        return self.nodes[i]
-
-    def parent(self, i: int) -> int | None:
-        return self.parents[i]
-
-    def sibling(self, i: int) -> int | None:
-        p = self.parents[i]
-        if p is None or len(self.nodes[p].children) != 2:
-            return None
-        a, b = self.nodes[p].children
-        return b if a == i else a
-
-    def frontier(self) -> list[int]:
-        """Nodes of N with no child in N (N is sibling-closed: all or none)."""
-        return [
-            n
-            for n in self.preorder()
-            if n in self.in_n
-            and not any(c in self.in_n for c in self.nodes[n].children)
-        ]
-
-    def preorder(self, start: int | None = None) -> list[int]:
-        order, stack = [], [self.root if start is None else start]
-        while stack:
-            n = stack.pop()
-            order.append(n)
-            stack.extend(reversed(self.nodes[n].children))
-        return order
-
-    def is_guard(self, child: int) -> bool:
-        p = self.parents[child]
-        return p is None or set(self.nodes[p].vars) <= set(self.nodes[child].vars)
-
-    @property
-    def simple(self) -> bool:
-        """Every child is a guard: updates cost O(|u|) (q-hierarchical)."""
-        return all(self.is_guard(n) for n in range(len(self.nodes)))
-
-    @property
-    def cost(self) -> tuple:
-        """Lexicographic: the most non-guard hops on any leaf's path to the
-        root (each hop makes an update iterate over the sibling's matching
-        tuples, and hops multiply), then non-guard children in all, then
-        inequalities on the busiest edge, then tree size (every node is a
-        structure to maintain)."""
-        non_guards = sum(not self.is_guard(n) for n in range(len(self.nodes)))
-        hops = 0
-        for leaf in (n.id for n in self.nodes if n.is_leaf):
-            count, node = 0, leaf
-            while self.parents[node] is not None:
-                count += not self.is_guard(node)
-                node = self.parents[node]
-            hops = max(hops, count)
-        theta = max((len(n.predicates) for n in self.nodes), default=0)
-        return (hops, non_guards, theta, len(self.nodes))
-
-    def label(self, i: int) -> str:
-        node = self.nodes[i]
-        star = "*" if i in self.in_n else ""
-        if node.is_leaf:
-            atom = self.query.atoms[node.atom]
-            name = (
-                atom.alias
-                if atom.alias == atom.relation
-                else f"{atom.relation} {atom.alias}"
-            )
-            text = f"{star}{name}({', '.join(v or '_' for v in atom.variables)})"
-        else:
-            text = f"{star}[{', '.join(node.vars)}]"
-        if node.predicates:
-            text += " on " + " AND ".join(map(str, node.predicates))
-        return text
-
-    def draw(self) -> str:
-        """The tree, one node a line; * marks N, (F) its frontier."""
-        frontier = set(self.frontier())
-        lines: list[str] = []
-
-        def walk(i: int, prefix: str, tail: str):
-            node = self.nodes[i]
-            role = "root" if i == self.root else "leaf" if node.is_leaf else ""
-            if i in frontier and i != self.root and not node.is_leaf:
-                role = "frontier"
-            lines.append(f"{tail}{self.label(i)} {role}".rstrip())
-            kids = node.children
-            for k, c in enumerate(kids):
-                last = k == len(kids) - 1
-                walk(
-                    c,
-                    prefix + ("    " if last else "│   "),
-                    prefix + ("└── " if last else "├── "),
-                )
-
-        walk(self.root, "", "")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        text = self.draw()
-        for name, sub in self.subplans:
-            text += f"\n\nrelation {name} := inner view\n" + sub.draw()
-        return text
-
-
-@dataclass(frozen=True)
-class SetPlan:
-    """The plans of the two sides of a UNION/INTERSECT/EXCEPT (`SetQuery`)."""
-
-    query: SetQuery
-    left: "Plan | SetPlan"
-    right: "Plan | SetPlan"
-
-    @property
-    def subplans(self) -> tuple:
-        return ()
-
-    def plans(self) -> list[Plan]:
-        """The plans of the SELECTs it combines, left to right."""
-        out = []
-        for side in (self.left, self.right):
-            out += side.plans() if isinstance(side, SetPlan) else [side]
-        return out
-
-    def draw(self) -> str:
-        word = self.query.kind.upper() + (" ALL" if self.query.all else "")
-        parts = []
-        for side in (self.left, self.right):
-            text = side.draw() if isinstance(side, SetPlan) else str(side)
-            parts.append("  " + text.replace("\n", "\n  "))
-        return f"{parts[0]}\n{word}\n{parts[1]}"
-
-    def __str__(self) -> str:
-        return self.draw()
-
-
-# --- the reduction -------------------------------------------------------------
 
 
 class _Builder:
@@ -387,10 +216,12 @@ UNKNOWN_ROWS = 1_000
 
 
 def estimated_work(plan: Plan, stats: Stats) -> float:
-    """Parent tuples updated when every input row is inserted once: each
-    leaf's rows times, on its path to the root, the fan-out of every
-    non-guard hop (an update of the child's key reaches each parent tuple
-    with that key: D(parent vars) / D(shared vars)). D(X), the distinct
+    """Parent tuples updated when every input row is inserted once, read off
+    the plan's trigger program (`dynyan.compiler.triggers`): each leaf's rows
+    times, on its path to the root, the fan-out of every step that loops over
+    the sibling's groups (an update of the child's key reaches each parent
+    tuple with that key: D(parent vars) / D(shared vars)); a weight lookup,
+    range sum or scan passes one delta on. D(X), the distinct
     combinations of X, is the product of the variables' distinct counts (the
     smallest over the atoms that bind each), capped by the rows of any atom
     binding all of X."""
@@ -430,15 +261,20 @@ def _work_estimator(query: Query, stats: Stats):
 
     def work(plan: Plan) -> float:
         total = 0.0
-        for leaf in (n for n in plan.nodes if n.is_leaf):
-            touched, node = float(rows(atoms[leaf.atom])), leaf.id
-            while plan.parents[node] is not None:
-                parent = plan.parents[node]
-                if not plan.is_guard(node):
-                    up = set(plan.nodes[parent].vars)
-                    shared = up & set(plan.nodes[node].vars)
-                    touched *= max(1.0, combos(up) / combos(shared))
-                node = parent
+        for trigger in trigger_program(plan).triggers:
+            touched = float(rows(atoms[plan.nodes[trigger.leaf].atom]))
+            node, looped = trigger.leaf, False
+            for step in trigger.steps:
+                if isinstance(step, Weigh):
+                    # a lookup, range sum or scan passes one Δ on; a loop
+                    # over the sibling's groups one per parent tuple
+                    looped = step.how == "loop"
+                elif isinstance(step, Propagate):
+                    if looped:
+                        up = set(plan.nodes[step.node].vars)
+                        shared = up & set(plan.nodes[node].vars)
+                        touched *= max(1.0, combos(up) / combos(shared))
+                    node, looped = step.node, False
             total += touched
         return total
 
@@ -502,33 +338,6 @@ def _plan_query(query: Query, stats: Stats | None) -> Plan:
         )
     log.debug("chose among %d plans, cost %s:\n%s", len(plans), best.cost, best)
     return best
-
-
-def order_vars(query: Query) -> frozenset[str]:
-    """The variables of ORDER BY when enumeration can follow it from the
-    root: an ungrouped query ordered by plain columns (else empty)."""
-    order = query.ordering
-    if order is None or query.grouped or query.residual or query.extra_vars:
-        return frozenset()
-    keys = [query.outputs[k.position].expr for k in order.keys]
-    if not all(isinstance(e, Var) for e in keys):
-        return frozenset()
-    return frozenset(e.name for e in keys)
-
-
-def ranked_root(plan: Plan) -> bool:
-    """Whether enumeration follows ORDER BY from the root: the root (in N)
-    holds every ORDER BY variable and the result is not materialised. The
-    root's tuples are then kept sorted on their ORDER BY values too (ranked
-    enumeration: the rows below one root tuple tie on every sort key)."""
-    query = plan.query
-    keys = order_vars(query)
-    return bool(
-        keys
-        and not plan.widened
-        and plan.root in plan.in_n
-        and keys <= set(plan.nodes[plan.root].vars)
-    )
 
 
 def _plans_for(
@@ -675,44 +484,3 @@ def _all_vars(query: Query) -> list[str]:
         for v in atom.vars:
             seen.setdefault(v)
     return list(seen)
-
-
-def complexity(plan: Plan) -> str:
-    """The update and delay bounds the plan gives, for `dynyan explain`."""
-    if plan.simple:
-        update = "simple GJT (q-hierarchical): O(|u|) per update"
-    else:
-        update = "non-simple GJT: O(|db| + |u|) per update in the worst case"
-    theta = [n for n in plan.nodes if n.predicates]
-    ranged = [n for n in theta if any(p.op != "ne" for p in n.predicates)]
-    if ranged:
-        update += ", O(log |db|) more per inequality edge on the path"
-    notes = []
-    if any(p.op == "ne" for n in theta for p in n.predicates):
-        notes.append(
-            "a <> on an edge: enumeration skips the entries equal to the bound "
-            "value; an update gets its weight as the key's total less the equal "
-            "entries' (O(log |db|); with other predicates on that edge it scans "
-            "the key's group)"
-        )
-    elif any(len({p.vars for p in n.predicates}) > 1 for n in theta):
-        notes.append("an edge compares several column pairs, so enumeration filters")
-    residual = plan.query.residual
-    if residual:
-        notes.append(
-            ", ".join(map(str, residual)) + " fits no tree edge: checked on each "
-            "row of the query without it, whose result is materialised (memory "
-            "proportional to that result)"
-        )
-    if plan.widened:
-        notes.append(
-            "not free-connex: output widened by "
-            + ", ".join(plan.widened)
-            + ", the projected result is materialised (memory proportional to the "
-            "result) and maintained from the widened query's deltas"
-        )
-    if not notes:
-        return update + "; enumeration with constant delay"
-    if not (residual or plan.widened):
-        notes[-1] += " (delay no longer constant)"
-    return "; ".join([update, *notes])

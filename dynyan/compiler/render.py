@@ -1,33 +1,19 @@
-"""Code generation: a `Plan` -> the source of one Python module (DESIGN.md §4).
+"""Code generation: a `Plan` -> the source of one Python module (docs/design.md §4-5).
 
-The renderer decides everything at compile time and hands the template ready
-identifiers and steps; templates only loop and substitute. What each node of
-the (T, N)-representation keeps (`_Layout`):
-
-| node is …                                     | structure                          |
-|-----------------------------------------------|------------------------------------|
-| the root                                      | flat: tuple -> multiplicity         |
-| in N, not root, adds variables to its parent  | groups: key -> {tuple: mult}        |
-| in N, frontier, adds no variable              | flat: tuple -> multiplicity         |
-| has a sibling that is a guard of the parent   | weights: key -> Σ multiplicity      |
-| has a sibling that is not a guard             | groups: key -> {parent part: Σ}     |
-
-Keys are the variables a node shares with its parent (parent index) or its
-sibling (sibling index), in the query's variable order. An update of a leaf
-walks up the tree: a guard sibling contributes a weight (O(1)); any other
-sibling's matching tuples are looped over. Enumeration is nested loops over
-N in preorder, multiplying the frontier's multiplicities.
+The trigger program (`dynyan.compiler.triggers`) has chosen what every node
+keeps and the steps of each relation's update; the renderer names them
+(`_Layout`), turns each step into Python and hands the template ready
+identifiers and steps; templates only loop and substitute. Enumeration is
+nested loops over N in preorder, multiplying the frontier's multiplicities.
 
 No SQL text reaches the module except through `repr` of parsed values.
 """
 
 from __future__ import annotations
 
-import builtins
 import functools
 import datetime
 import hashlib
-import keyword
 import logging
 import re
 from dataclasses import dataclass, field, replace
@@ -56,10 +42,18 @@ from .ir import (
     refs,
     var_refs,
 )
-from .planner import Plan, SetPlan, complexity, ranked_root
+from .names import Names
+from .plan import Plan, SetPlan, complexity
+from .triggers import (
+    NodeKeeps,
+    Propagate,
+    Structure,
+    Theta,
+    Update,
+    trigger_program,
+)
 
 log = logging.getLogger("dynyan.render")
-_BUILTINS = set(dir(builtins))
 
 BLACK_MODE = black.Mode(
     target_versions={black.TargetVersion.PY311},
@@ -70,51 +64,6 @@ BLACK_MODE = black.Mode(
 
 class RenderError(DynyanError):
     """The renderer produced invalid Python: a compiler bug, never user error."""
-
-
-# --- names ------------------------------------------------------------------------
-
-
-class Names:
-    """Deterministic, unique Python identifiers for one compilation."""
-
-    def __init__(self):
-        self.taken: set[str] = {
-            "self",
-            "row",
-            "d",
-            "view",
-            "datetime",
-            "re",
-            "copy",
-            "store",
-            "count",
-            "apply",
-            "rows",
-            "mults",
-            "done",
-            "out",
-            "seen",
-            "relation",
-            "snapshot",
-        }
-
-    @staticmethod
-    def clean(text: str) -> str:
-        ident = re.sub(r"\W", "_", text, flags=re.ASCII).strip("_") or "x"
-        if ident[0].isdigit():
-            ident = "_" + ident
-        if keyword.iskeyword(ident) or keyword.issoftkeyword(ident):
-            ident += "_"
-        return ident
-
-    def new(self, text: str) -> str:
-        base = self.clean(text)
-        name, k = base, 2
-        while name in self.taken or name in _BUILTINS:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
 
 
 def tup(names: list[str] | tuple[str, ...]) -> str:
@@ -489,216 +438,87 @@ def _leaves(e):
 # --- layout: what each node keeps ----------------------------------------------------
 
 
-@dataclass
-class Structure:
-    attr: str  # instance attribute
-    # "flat" | "groups" | "weights", or on an inequality edge: "sorted"
-    # (groups ordered on `order`) | "rangesum" (weights summed over a range)
-    kind: str
-    key: tuple[str, ...]  # variables of the key
-    entry: tuple[str, ...]  # groups: variables of the entry tuple
-    doc: str
-    order: str | None = None  # the variable a sorted structure is ordered on
+# --- inequality edges -----------------------------------------------------------
 
 
-@dataclass
-class _NodeInfo:
-    name: str
-    tuple_vars: tuple[str, ...]
-    parent_index: Structure | None = None
-    sibling_index: Structure | None = None
-    root_index: Structure | None = None
-    theta: "_Theta | None" = None  # inequalities on the edge to the parent
-
-
-@dataclass
-class _Theta:
-    """The inequalities on one GJT edge, as a range on the child's variable
-    `child` relative to the parent's variable `parent` (one range seek), plus
-    any other inequalities, checked one by one."""
-
-    child: str
-    parent: str
-    bounds: list  # [(op, k)]: child op parent + k, all on this pair
-    extra: list  # Predicates on other pairs
-
-    def range_on(self, var: str, local) -> tuple[str, str, str, str]:
-        """Bounds (lo, lo_incl, hi, hi_incl) on `var` (child or parent side),
-        the other side bound to its local; None where unbounded."""
-        other = self.parent if var == self.child else self.child
-        lo = hi = None
-        for op, k in self.bounds:
-            if var != self.child:  # child op parent + k  <=>  parent op' child - k
-                op, k = FLIPPED[op], -k
-            value = local(other) if not k else f"{local(other)} + {py(k)}"
-            if op in ("gt", "ge"):
-                lo = (value, op == "ge") if lo is None else lo
-            else:
-                hi = (value, op == "le") if hi is None else hi
-        return (
-            lo[0] if lo else "None",
-            str(lo[1]) if lo else "True",
-            hi[0] if hi else "None",
-            str(hi[1]) if hi else "True",
-        )
-
-    def point(self) -> tuple[str, int | float] | None:
-        """(op "ne", k) when the edge is just `child <> parent + k`: then the
-        matching weight is the total less the weight at one value."""
-        if self.bounds or len(self.extra) != 1 or self.extra[0].op != "ne":
-            return None
-        p = self.extra[0]
-        if p.vars != {self.child, self.parent}:
-            return None
-        op, _, k = p.oriented(self.child)
-        return op, k
-
-    def value(self, point, local) -> str:
-        """The child's value that `point` excludes, the parent side bound."""
-        k = point[1]
-        return local(self.parent) if not k else f"{local(self.parent)} + {py(k)}"
-
-    def extra_check(self, local) -> str | None:
-        checks = []
-        for p in self.extra:
-            k = f" + {py(p.offset)}" if p.offset else ""
-            checks.append(f"({local(p.left)} {_INFIX_PY[p.op]} {local(p.right)}{k})")
-        return " and ".join(checks) or None
-
-    def holds(self, local) -> str:
-        """The whole edge condition, both sides bound."""
-        checks = [
-            f"({local(self.child)} {_INFIX_PY[op]} {local(self.parent)}{f' + {py(k)}' if k else ''})"
-            for op, k in self.bounds
-        ]
-        extra = self.extra_check(local)
-        return " and ".join(checks + ([extra] if extra else []))
-
-
-def _theta(node, parent_vars) -> _Theta | None:
-    if not node.predicates:
-        return None
-    oriented = []
-    for p in node.predicates:
-        child = p.left if p.left in node.vars else p.right
-        op, other, k = p.oriented(child)
-        if other not in parent_vars:
-            raise UnsupportedQueryError(
-                f"inequality {p} does not fit its join tree edge"
-            )
-        oriented.append((child, other, op, k, p))
-    ranged = [o for o in oriented if o[2] != "ne"] or oriented
-    child, parent = ranged[0][0], ranged[0][1]
-    bounds, extra = [], []
-    seen_dirs = set()
-    for c, o, op, k, p in oriented:
-        direction = "lo" if op in ("gt", "ge") else "hi"
-        if op == "ne":  # not a range: checked entry by entry
-            extra.append(p)
-        elif (c, o) == (child, parent) and direction not in seen_dirs:
-            seen_dirs.add(direction)
-            bounds.append((op, k))
+def _range_on(theta: Theta, var: str, local) -> tuple[str, str, str, str]:
+    """Bounds (lo, lo_incl, hi, hi_incl) on `var` (child or parent side),
+    the other side bound to its local; None where unbounded."""
+    other = theta.parent if var == theta.child else theta.child
+    lo = hi = None
+    for op, k in theta.bounds:
+        if var != theta.child:  # child op parent + k  <=>  parent op' child - k
+            op, k = FLIPPED[op], -k
+        value = local(other) if not k else f"{local(other)} + {py(k)}"
+        if op in ("gt", "ge"):
+            lo = (value, op == "ge") if lo is None else lo
         else:
-            extra.append(p)
-    return _Theta(child, parent, bounds, extra)
+            hi = (value, op == "le") if hi is None else hi
+    return (
+        lo[0] if lo else "None",
+        str(lo[1]) if lo else "True",
+        hi[0] if hi else "None",
+        str(hi[1]) if hi else "True",
+    )
+
+
+def _excluded(theta: Theta, point, local) -> str:
+    """The child's value that `point` (`Theta.point`) excludes, the parent
+    side bound."""
+    k = point[1]
+    return local(theta.parent) if not k else f"{local(theta.parent)} + {py(k)}"
+
+
+def _extra_check(theta: Theta, local) -> str | None:
+    checks = []
+    for p in theta.extra:
+        k = f" + {py(p.offset)}" if p.offset else ""
+        checks.append(f"({local(p.left)} {_INFIX_PY[p.op]} {local(p.right)}{k})")
+    return " and ".join(checks) or None
+
+
+def _holds(theta: Theta, local) -> str:
+    """The whole edge condition, both sides bound."""
+    checks = [
+        f"({local(theta.child)} {_INFIX_PY[op]} {local(theta.parent)}{f' + {py(k)}' if k else ''})"
+        for op, k in theta.bounds
+    ]
+    extra = _extra_check(theta, local)
+    return " and ".join(checks + ([extra] if extra else []))
 
 
 class _Layout:
-    """Per-node structures and names, decided once from the plan."""
+    """The trigger program's structures with the module's names: every
+    variable's local and every structure's attribute."""
 
     def __init__(self, plan: Plan, names: Names):
         self.plan = plan
-        self.ranked = ranked_root(plan)
+        self.program = trigger_program(plan)
+        self.ranked = self.program.ranked
         self.order = {v: i for i, v in enumerate(self._all_vars())}
         self.var_local = {v: names.new("v_" + v) for v in self.order}
-        self.info: list[_NodeInfo] = []
-        node_names = Names()
-        frontier = set(plan.frontier())
-        for node in plan.nodes:
-            if node.is_leaf:
-                base = plan.query.atoms[node.atom].alias
-            else:
-                base = f"n{node.id}"
-            name = node_names.new(base)
-            info = _NodeInfo(name, node.vars)
-            self.info.append(info)
-            p = plan.parent(node.id)
-            if p is not None:
-                info.theta = _theta(node, plan.node(p).vars)
-            if p is None:
-                info.root_index = Structure(
-                    names.new(f"{name}_root"),
-                    "flat",
-                    node.vars,
-                    (),
-                    f"root {name}: its tuples",
-                )
-            elif node.id in plan.in_n:
-                shared = self.keyvars(set(node.vars) & set(plan.node(p).vars))
-                if set(node.vars) - set(shared):
-                    info.parent_index = Structure(
-                        names.new(f"{name}_by_{'_'.join(shared) or 'all'}"),
-                        "sorted" if info.theta else "groups",
-                        shared,
-                        node.vars,
-                        f"{name} by the variables it shares with its parent"
-                        + (
-                            f", ordered on {Names.clean(info.theta.child)}"
-                            if info.theta
-                            else ""
-                        ),
-                        info.theta.child if info.theta else None,
-                    )
-                elif node.id in frontier:
-                    info.parent_index = Structure(
-                        names.new(name), "flat", node.vars, (), f"{name}: its tuples"
-                    )
-            s = plan.sibling(node.id)
-            if s is not None:
-                shared = self.keyvars(set(node.vars) & set(plan.node(s).vars))
-                rest = self.keyvars(set(plan.node(p).vars) - set(plan.node(s).vars))
-                theta = info.theta or _theta(plan.node(s), plan.node(p).vars)
-                if theta and not rest:  # this node is the one with the inequality edge
-                    ranged = not theta.extra or theta.point() is not None
-                    info.sibling_index = Structure(
-                        names.new(f"{name}_count_by_{'_'.join(shared) or 'all'}"),
-                        "rangesum" if ranged else "sorted",
-                        shared,
-                        () if ranged else node.vars,
-                        f"{name}: multiplicities by what it shares with its sibling, "
-                        f"summable over a range of {Names.clean(theta.child)}",
-                        theta.child,
-                    )
-                elif theta:  # the guard: its sibling scans it on the parent side
-                    info.sibling_index = Structure(
-                        names.new(
-                            f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"
-                        ),
-                        "sorted",
-                        shared,
-                        rest,
-                        f"{name} projected on {', '.join(map(Names.clean, rest))}, by what "
-                        f"it shares with its sibling, ordered on {Names.clean(theta.parent)}",
-                        theta.parent,
-                    )
-                elif rest:
-                    info.sibling_index = Structure(
-                        names.new(
-                            f"{name}_{'_'.join(rest)}_by_{'_'.join(shared) or 'all'}"
-                        ),
-                        "groups",
-                        shared,
-                        rest,
-                        f"{name} projected on {', '.join(map(Names.clean, rest))}, by what it shares with its sibling",
-                    )
-                else:
-                    info.sibling_index = Structure(
-                        names.new(f"{name}_count_by_{'_'.join(shared) or 'all'}"),
-                        "weights",
-                        shared,
-                        (),
-                        f"{name}: total multiplicity by what it shares with its sibling",
-                    )
+
+        self._named: dict[int, Structure] = {}  # id of the program's -> named
+
+        def named(s: Structure | None) -> Structure | None:
+            if s is None:
+                return None
+            self._named[id(s)] = replace(s, attr=names.new(s.attr))
+            return self._named[id(s)]
+
+        self.info: list[NodeKeeps] = [
+            replace(
+                keeps,
+                root_index=named(keeps.root_index),
+                parent_index=named(keeps.parent_index),
+                sibling_index=named(keeps.sibling_index),
+            )
+            for keeps in self.program.nodes
+        ]
+
+    def named(self, s: Structure) -> Structure:
+        """The module's copy of one of the program's structures."""
+        return self._named[id(s)]
 
     def _all_vars(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -796,11 +616,11 @@ def _enum_loops(layout: _Layout, skip: set[int], fresh: _Counter, base_depth: in
             elif info.root_index is not None:
                 source += ".items()"
             elif s.kind == "sorted":
-                bounds = info.theta.range_on(
-                    info.theta.child, lambda v: layout.var_local[v]
+                bounds = _range_on(
+                    info.theta, info.theta.child, lambda v: layout.var_local[v]
                 )
                 source += f"[{tup(layout.local(s.key))}].scan({', '.join(bounds)})"
-                check = info.theta.extra_check(lambda v: layout.var_local[v])
+                check = _extra_check(info.theta, lambda v: layout.var_local[v])
             else:
                 source += f"[{tup(layout.local(s.key))}].items()"
             loops.append(
@@ -838,142 +658,95 @@ def theta_node(layout: _Layout, a: int, b: int) -> int | None:
 def _path_steps(
     layout: _Layout, ring: Ring, leaf: int, leaf_tuple: str | None, emit: dict | None
 ):
-    """The steps that carry one leaf tuple's delta (payload `_p`) up to the
-    root, the push-mode emission at the root, and the variables they read."""
+    """The trigger program's path from `leaf` rendered: the steps that carry
+    one leaf tuple's delta (payload `_p`) up to the root, the push-mode
+    emission at the root, and the variables they read."""
     plan = layout.plan
     fresh = _Counter()
     steps: list[dict] = []
     uses: set[str] = set()
+    local = layout.var_local.__getitem__
 
     def key(vars_) -> str:
         uses.update(vars_)
         return tup(layout.local(vars_))
 
-    node, d, anchor = leaf, "_p", None
-    path = []
-    while True:
-        path.append(node)
-        info = layout.info[node]
-        if anchor is None and node in plan.in_n:
-            anchor = d  # the first node of N on the path: its delta is the result's
-            uses.update(info.tuple_vars)
-        whole = leaf_tuple if node == leaf else None
+    def node_tuple(node, vars_) -> str:
+        whole = node == leaf and leaf_tuple and vars_ == layout.info[node].tuple_vars
+        return leaf_tuple if whole else key(vars_)
 
-        def node_tuple(vars_):
-            return whole if (whole and vars_ == info.tuple_vars) else key(vars_)
-
-        for s in (info.root_index, info.parent_index, info.sibling_index):
-            if s is None:
-                continue
-            step = {
-                "index": s.attr,
-                "d": d,
-                "add": ring.add("_o", d),
-                "nonzero": ring.count("_n"),
-            }
-            if s.kind in ("sorted", "rangesum"):
-                uses.add(s.order)
-                step["order"] = layout.var_local[s.order]
-            if s.kind in ("groups", "sorted"):
-                steps.append(
-                    {
-                        **step,
-                        "kind": s.kind,
-                        "key": key(s.key),
-                        "entry": node_tuple(s.entry),
-                    }
-                )
-            elif s.kind == "rangesum":
-                steps.append({**step, "kind": "rangesum", "key": key(s.key)})
-            else:
-                entry = node_tuple(s.key)
-                # the ORDER BY index of the root's tuples holds tuples (a NaN
-                # in one is found again by identity)
-                step["ranked"] = None
-                if s is info.root_index and layout.ranked:
-                    step["ranked"] = f"({entry},)" if len(s.key) == 1 else entry
-                steps.append({**step, "kind": "flat", "key": entry})
-        p = plan.parent(node)
-        if p is None:
-            break
-        sib = plan.sibling(node)
-        if sib is not None:
-            si = layout.info[sib].sibling_index
-            theta = layout.info[node].theta or layout.info[sib].theta
-            w = fresh("w")
-            step = {
-                "index": si.attr,
-                "key": key(si.key),
-                "w": w,
-                "d": d,
-                "d_new": fresh("d"),
-                "mul": ring.mul(d, w),
-                "nonzero_w": ring.count(w),
-                "psum": "sum" if ring.width == 1 else "_psum",
-            }
-            local = layout.var_local.__getitem__
-            if theta is not None:
-                uses.add(
-                    theta.child
-                    if node == theta_node(layout, node, sib)
-                    else theta.parent
-                )
-                uses.update(
-                    v
-                    for pr in theta.extra
-                    for v in pr.vars
-                    if v in layout.info[node].tuple_vars
-                )
-            if si.kind == "weights":
-                steps.append({**step, "kind": "weight"})
-            elif si.kind == "rangesum":
-                point = theta.point()
-                steps.append(
-                    {
-                        **step,
-                        "kind": "rangeweight",
-                        "call": (
-                            f"range({', '.join(theta.range_on(theta.child, local))})"
-                            if point is None
-                            else f"besides({theta.value(point, local)})"
-                        ),
-                        "rs": fresh("rs"),
-                    }
-                )
-            elif (
-                si.kind == "sorted" and si.order == theta.child
-            ):  # θ-child scanned and summed
-                bounds = theta.range_on(theta.child, local)
-                steps.append(
-                    {
-                        **step,
-                        "kind": "scanweight",
-                        "g": fresh("g"),
-                        "target": tup(layout.local(si.entry)),
-                        "bounds": ", ".join(bounds),
-                        "check": theta.extra_check(local) or "True",
-                    }
-                )
-            else:  # loop variables are bound here, not read from the leaf
-                source_bounds = None
-                check = None
-                if si.kind == "sorted":
-                    source_bounds = ", ".join(theta.range_on(theta.parent, local))
-                    check = theta.extra_check(local)
-                steps.append(
-                    {
-                        **step,
-                        "kind": "loop",
-                        "g": fresh("g"),
-                        "target": tup(layout.local(si.entry)),
-                        "iter": (
-                            f".scan({source_bounds})" if source_bounds else ".items()"
-                        ),
-                        "check": check,
-                    }
-                )
-            d = step["d_new"]
-        node = p
+    d, anchor, path = "_p", None, [leaf]
+    for step in layout.program.path(leaf):
+        if isinstance(step, Propagate):
+            path.append(step.node)
+            continue
+        info = layout.info[step.node]
+        if isinstance(step, Update):
+            if anchor is None and step.node in plan.in_n:
+                anchor = d  # the first node of N on the path: its delta is the result's
+                uses.update(info.tuple_vars)
+            steps.append(_update_step(layout, ring, step, d, key, node_tuple))
+            continue
+        # Weigh: by the sibling's index, which the layout has named
+        si, theta, node = info.sibling_index, step.theta, path[-1]
+        w = fresh("w")
+        common = {
+            "index": si.attr,
+            "key": key(si.key),
+            "w": w,
+            "d": d,
+            "d_new": fresh("d"),
+            "mul": ring.mul(d, w),
+            "nonzero_w": ring.count(w),
+            "psum": "sum" if ring.width == 1 else "_psum",
+        }
+        if theta is not None:
+            carrier = theta_node(layout, node, step.node)
+            uses.add(theta.child if node == carrier else theta.parent)
+            uses.update(
+                v
+                for pr in theta.extra
+                for v in pr.vars
+                if v in layout.info[node].tuple_vars
+            )
+        if step.how == "lookup":
+            steps.append({**common, "kind": "weight"})
+        elif step.how in ("range", "besides"):
+            call = (
+                f"range({', '.join(_range_on(theta, theta.child, local))})"
+                if step.how == "range"
+                else f"besides({_excluded(theta, theta.point(), local)})"
+            )
+            steps.append(
+                {**common, "kind": "rangeweight", "call": call, "rs": fresh("rs")}
+            )
+        elif step.how == "scan":
+            steps.append(
+                {
+                    **common,
+                    "kind": "scanweight",
+                    "g": fresh("g"),
+                    "target": tup(layout.local(si.entry)),
+                    "bounds": ", ".join(_range_on(theta, theta.child, local)),
+                    "check": _extra_check(theta, local) or "True",
+                }
+            )
+        else:  # loop: the parent's other variables are bound here
+            source_bounds = check = None
+            if si.kind == "sorted":
+                source_bounds = ", ".join(_range_on(theta, theta.parent, local))
+                check = _extra_check(theta, local)
+            steps.append(
+                {
+                    **common,
+                    "kind": "loop",
+                    "g": fresh("g"),
+                    "target": tup(layout.local(si.entry)),
+                    "iter": f".scan({source_bounds})" if source_bounds else ".items()",
+                    "check": check,
+                }
+            )
+        d = common["d_new"]
     if emit is not None:
         loops, mults, depth = _enum_loops(layout, set(path), fresh)
         uses.update(
@@ -991,6 +764,36 @@ def _path_steps(
             }
         )
     return steps, uses
+
+
+def _update_step(layout, ring, step: Update, d: str, key, node_tuple) -> dict:
+    """An `Update` rendered: add `d` to one structure of the node."""
+    s = layout.named(step.structure)
+    out = {
+        "index": s.attr,
+        "d": d,
+        "add": ring.add("_o", d),
+        "nonzero": ring.count("_n"),
+    }
+    if s.kind in ("sorted", "rangesum"):
+        key([s.order])
+        out["order"] = layout.var_local[s.order]
+    if s.kind in ("groups", "sorted"):
+        return {
+            **out,
+            "kind": s.kind,
+            "key": key(s.key),
+            "entry": node_tuple(step.node, s.entry),
+        }
+    if s.kind == "rangesum":
+        return {**out, "kind": "rangesum", "key": key(s.key)}
+    entry = node_tuple(step.node, s.key)
+    # the ORDER BY index of the root's tuples holds tuples (a NaN in one is
+    # found again by identity)
+    out["ranked"] = None
+    if s is layout.info[step.node].root_index and layout.ranked:
+        out["ranked"] = f"({entry},)" if len(s.key) == 1 else entry
+    return {**out, "kind": "flat", "key": entry}
 
 
 # --- the module -----------------------------------------------------------------------
@@ -1360,7 +1163,7 @@ def _leaf_blocks(layout, ring, expressions, rel_name, names, emit, checks, sets)
 
 
 def _count_from_index(
-    info: _NodeInfo, whole_row: bool, layout: _Layout, ring: Ring
+    info: NodeKeeps, whole_row: bool, layout: _Layout, ring: Ring
 ) -> str | None:
     """An expression for a row's current multiplicity read from the leaf's own
     index, when that index holds whole rows (then no separate row store)."""
@@ -1430,7 +1233,7 @@ def _lookup(layout: _Layout, ring: Ring):
             )
             source = g
         holds = (
-            info.theta.holds(lambda v: layout.var_local[v])
+            _holds(info.theta, lambda v: layout.var_local[v])
             if s.kind == "sorted"
             else None
         )

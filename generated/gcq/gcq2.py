@@ -251,15 +251,16 @@ class View:
     ) -> None:
         self.r_rows = {}  # input rows: row -> multiplicity
         self.s_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.r_by_a = {}  # r by the variables it shares with its parent
-        self.r_a_by_all = (
-            {}
-        )  # r projected on a, by what it shares with its sibling, ordered on a
-        self.s_by_all = {}  # s by the variables it shares with its parent, ordered on d
-        self.s_count_by_all = (
-            {}
-        )  # s: multiplicities by what it shares with its sibling, summable over a range of d
+        # root n0: its tuples
+        self.n0_root = {}
+        # r by the variables it shares with its parent
+        self.r_by_a = {}
+        # r projected on a, by what it shares with its sibling, ordered on a
+        self.r_a_by_all = {}
+        # s by the variables it shares with its parent, ordered on d
+        self.s_by_all = {}
+        # s: multiplicities by what it shares with its sibling, summable over a range of d
+        self.s_count_by_all = {}
         self._appliers = {"r": self._apply_r, "s": self._apply_s}
         self._batchers = {  # update() of several rows: summed per key first
             "r": self._batch_r,
@@ -280,8 +281,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -294,8 +297,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -727,9 +732,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

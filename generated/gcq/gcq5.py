@@ -255,21 +255,20 @@ class View:
         self.r_rows = {}  # input rows: row -> multiplicity
         self.s_rows = {}  # input rows: row -> multiplicity
         self.t_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_d = {}  # n1 by the variables it shares with its parent
-        self.n1_d_by_all = (
-            {}
-        )  # n1 projected on d, by what it shares with its sibling, ordered on d
-        self.s_d_e_by_all = (
-            {}
-        )  # s projected on d, e, by what it shares with its sibling, ordered on e
-        self.t_count_by_all = (
-            {}
-        )  # t: multiplicities by what it shares with its sibling, summable over a range of g
-        self.r_by_all = {}  # r by the variables it shares with its parent, ordered on a
-        self.r_count_by_all = (
-            {}
-        )  # r: multiplicities by what it shares with its sibling, summable over a range of a
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_d = {}
+        # n1 projected on d, by what it shares with its sibling, ordered on d
+        self.n1_d_by_all = {}
+        # s projected on d, e, by what it shares with its sibling, ordered on e
+        self.s_d_e_by_all = {}
+        # t: multiplicities by what it shares with its sibling, summable over a range of g
+        self.t_count_by_all = {}
+        # r by the variables it shares with its parent, ordered on a
+        self.r_by_all = {}
+        # r: multiplicities by what it shares with its sibling, summable over a range of a
+        self.r_count_by_all = {}
         self._appliers = {"r": self._apply_r, "s": self._apply_s, "t": self._apply_t}
         self._batchers = {  # update() of several rows: summed per key first
             "r": self._batch_r,
@@ -291,8 +290,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -305,8 +306,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -961,9 +964,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -248,13 +248,12 @@ class View:
     ) -> None:
         self.s_rows = {}  # input rows: row -> multiplicity
         self.t_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.s_d_e_f_by_k = (
-            {}
-        )  # s projected on d, e, f, by what it shares with its sibling, ordered on e
-        self.t_count_by_k = (
-            {}
-        )  # t: multiplicities by what it shares with its sibling, summable over a range of g
+        # root n0: its tuples
+        self.n0_root = {}
+        # s projected on d, e, f, by what it shares with its sibling, ordered on e
+        self.s_d_e_f_by_k = {}
+        # t: multiplicities by what it shares with its sibling, summable over a range of g
+        self.t_count_by_k = {}
         self._appliers = {"s": self._apply_s, "t": self._apply_t}
         self._batchers = {  # update() of several rows: summed per key first
             "s": self._batch_s,
@@ -275,8 +274,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -289,8 +290,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -662,9 +665,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -300,27 +300,24 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.store_sales_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_d_date_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_d_date_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.store_sales_by_d_date_sk_ss_item_sk = (
-            {}
-        )  # store_sales by the variables it shares with its parent
-        self.store_sales_d_date_sk_by_ss_item_sk = (
-            {}
-        )  # store_sales projected on d_date_sk, by what it shares with its sibling
-        self.item_by_ss_item_sk = {}  # item by the variables it shares with its parent
-        self.item_count_by_ss_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
-        self.date_dim_by_d_date_sk = (
-            {}
-        )  # date_dim by the variables it shares with its parent
-        self.date_dim_count_by_d_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_d_date_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_d_date_sk = {}
+        # store_sales by the variables it shares with its parent
+        self.store_sales_by_d_date_sk_ss_item_sk = {}
+        # store_sales projected on d_date_sk, by what it shares with its sibling
+        self.store_sales_d_date_sk_by_ss_item_sk = {}
+        # item by the variables it shares with its parent
+        self.item_by_ss_item_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_ss_item_sk = {}
+        # date_dim by the variables it shares with its parent
+        self.date_dim_by_d_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_d_date_sk = {}
         self._appliers = {
             "date_dim": self._apply_date_dim,
             "store_sales": self._apply_store_sales,
@@ -346,8 +343,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -360,8 +359,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2681,9 +2682,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

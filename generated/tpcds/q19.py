@@ -111,7 +111,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -284,51 +289,44 @@ class View:
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_ss_customer_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_ss_customer_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.customer = {}  # customer: its tuples
-        self.customer_ss_customer_sk_by_c_current_addr_sk = (
-            {}
-        )  # customer projected on ss_customer_sk, by what it shares with its sibling
-        self.customer_address_by_c_current_addr_sk = (
-            {}
-        )  # customer_address by the variables it shares with its parent
-        self.customer_address_count_by_c_current_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
-        self.n4_by_ss_customer_sk = {}  # n4 by the variables it shares with its parent
-        self.n4_count_by_ss_customer_sk = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.n5_by_ss_customer_sk_ss_store_sk = (
-            {}
-        )  # n5 by the variables it shares with its parent
-        self.n5_ss_customer_sk_by_ss_store_sk = (
-            {}
-        )  # n5 projected on ss_customer_sk, by what it shares with its sibling
-        self.n6 = {}  # n6: its tuples
-        self.n6_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
-            {}
-        )  # n6 projected on ss_customer_sk, ss_store_sk, by what it shares with its sibling
-        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk = (
-            {}
-        )  # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, by what it shares with its sibling
-        self.date_dim_count_by_d_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.item_by_ss_item_sk = {}  # item by the variables it shares with its parent
-        self.item_count_by_ss_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
-        self.store_2_by_ss_store_sk = (
-            {}
-        )  # store_2 by the variables it shares with its parent
-        self.store_2_count_by_ss_store_sk = (
-            {}
-        )  # store_2: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_ss_customer_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ss_customer_sk = {}
+        # customer: its tuples
+        self.customer = {}
+        # customer projected on ss_customer_sk, by what it shares with its sibling
+        self.customer_ss_customer_sk_by_c_current_addr_sk = {}
+        # customer_address by the variables it shares with its parent
+        self.customer_address_by_c_current_addr_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_c_current_addr_sk = {}
+        # n4 by the variables it shares with its parent
+        self.n4_by_ss_customer_sk = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_ss_customer_sk = {}
+        # n5 by the variables it shares with its parent
+        self.n5_by_ss_customer_sk_ss_store_sk = {}
+        # n5 projected on ss_customer_sk, by what it shares with its sibling
+        self.n5_ss_customer_sk_by_ss_store_sk = {}
+        # n6: its tuples
+        self.n6 = {}
+        # n6 projected on ss_customer_sk, ss_store_sk, by what it shares with its sibling
+        self.n6_ss_customer_sk_ss_store_sk_by_ss_item_sk = {}
+        # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, by what it shares with its sibling
+        self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_d_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_d_date_sk = {}
+        # item by the variables it shares with its parent
+        self.item_by_ss_item_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_ss_item_sk = {}
+        # store_2 by the variables it shares with its parent
+        self.store_2_by_ss_store_sk = {}
+        # store_2: total multiplicity by what it shares with its sibling
+        self.store_2_count_by_ss_store_sk = {}
         self._appliers = {
             "date_dim": self._apply_date_dim,
             "store_sales": self._apply_store_sales,
@@ -365,8 +363,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -379,8 +379,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3479,9 +3481,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -3512,7 +3515,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -79,7 +79,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -181,25 +186,20 @@ class View:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.warehouse_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
-            {}
-        )  # item projected on i_brand, i_class, i_category, i_product_name, by what it shares with its sibling
-        self.n3_count_by_inv_item_sk = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_inv_item_sk_by_inv_date_sk = (
-            {}
-        )  # n4 projected on inv_item_sk, by what it shares with its sibling
-        self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
-            {}
-        )  # inventory projected on inv_date_sk, inv_item_sk, by what it shares with its sibling
-        self.warehouse_count_by_inv_warehouse_sk = (
-            {}
-        )  # warehouse: total multiplicity by what it shares with its sibling
-        self.date_dim_count_by_inv_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # item projected on i_brand, i_class, i_category, i_product_name, by what it shares with its sibling
+        self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_inv_item_sk = {}
+        # n4 projected on inv_item_sk, by what it shares with its sibling
+        self.n4_inv_item_sk_by_inv_date_sk = {}
+        # inventory projected on inv_date_sk, inv_item_sk, by what it shares with its sibling
+        self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = {}
+        # warehouse: total multiplicity by what it shares with its sibling
+        self.warehouse_count_by_inv_warehouse_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_inv_date_sk = {}
         self._appliers = {
             "inventory": self._apply_inventory,
             "date_dim": self._apply_date_dim,
@@ -228,8 +228,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -242,8 +244,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1471,9 +1475,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1482,11 +1487,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -82,7 +82,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -220,31 +225,24 @@ class View:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.promotion_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.item_i_item_id_by_ss_item_sk = (
-            {}
-        )  # item projected on i_item_id, by what it shares with its sibling
-        self.n3_count_by_ss_item_sk = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_ss_item_sk_by_ss_cdemo_sk = (
-            {}
-        )  # n4 projected on ss_item_sk, by what it shares with its sibling
-        self.n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk = (
-            {}
-        )  # n5 projected on ss_item_sk, ss_cdemo_sk, by what it shares with its sibling
-        self.store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk = (
-            {}
-        )  # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_promo_sk, by what it shares with its sibling
-        self.date_dim_count_by_ss_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.promotion_count_by_ss_promo_sk = (
-            {}
-        )  # promotion: total multiplicity by what it shares with its sibling
-        self.customer_demographics_count_by_ss_cdemo_sk = (
-            {}
-        )  # customer_demographics: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # item projected on i_item_id, by what it shares with its sibling
+        self.item_i_item_id_by_ss_item_sk = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_ss_item_sk = {}
+        # n4 projected on ss_item_sk, by what it shares with its sibling
+        self.n4_ss_item_sk_by_ss_cdemo_sk = {}
+        # n5 projected on ss_item_sk, ss_cdemo_sk, by what it shares with its sibling
+        self.n5_ss_item_sk_ss_cdemo_sk_by_ss_promo_sk = {}
+        # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_promo_sk, by what it shares with its sibling
+        self.store_sales_ss_item_sk_ss_cdemo_sk_ss_promo_sk_by_ss_sold_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ss_sold_date_sk = {}
+        # promotion: total multiplicity by what it shares with its sibling
+        self.promotion_count_by_ss_promo_sk = {}
+        # customer_demographics: total multiplicity by what it shares with its sibling
+        self.customer_demographics_count_by_ss_cdemo_sk = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "customer_demographics": self._apply_customer_demographics,
@@ -275,8 +273,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -289,8 +289,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2508,9 +2510,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -2519,11 +2522,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -202,39 +202,32 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_l_partkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_l_partkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.partsupp_by_l_partkey_l_suppkey = (
-            {}
-        )  # partsupp by the variables it shares with its parent
-        self.partsupp_count_by_l_partkey_l_suppkey = (
-            {}
-        )  # partsupp: total multiplicity by what it shares with its sibling
-        self.n3_by_l_partkey_l_suppkey = (
-            {}
-        )  # n3 by the variables it shares with its parent
-        self.n3_count_by_l_partkey_l_suppkey = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.lineitem_by_o_orderkey_l_partkey_l_suppkey = (
-            {}
-        )  # lineitem by the variables it shares with its parent
-        self.lineitem_l_partkey_l_suppkey_by_o_orderkey = (
-            {}
-        )  # lineitem projected on l_partkey, l_suppkey, by what it shares with its sibling
-        self.orders_by_o_orderkey = (
-            {}
-        )  # orders by the variables it shares with its parent
-        self.orders_count_by_o_orderkey = (
-            {}
-        )  # orders: total multiplicity by what it shares with its sibling
-        self.part_by_l_partkey = {}  # part by the variables it shares with its parent
-        self.part_count_by_l_partkey = (
-            {}
-        )  # part: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_l_partkey = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_l_partkey = {}
+        # partsupp by the variables it shares with its parent
+        self.partsupp_by_l_partkey_l_suppkey = {}
+        # partsupp: total multiplicity by what it shares with its sibling
+        self.partsupp_count_by_l_partkey_l_suppkey = {}
+        # n3 by the variables it shares with its parent
+        self.n3_by_l_partkey_l_suppkey = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_l_partkey_l_suppkey = {}
+        # lineitem by the variables it shares with its parent
+        self.lineitem_by_o_orderkey_l_partkey_l_suppkey = {}
+        # lineitem projected on l_partkey, l_suppkey, by what it shares with its sibling
+        self.lineitem_l_partkey_l_suppkey_by_o_orderkey = {}
+        # orders by the variables it shares with its parent
+        self.orders_by_o_orderkey = {}
+        # orders: total multiplicity by what it shares with its sibling
+        self.orders_count_by_o_orderkey = {}
+        # part by the variables it shares with its parent
+        self.part_by_l_partkey = {}
+        # part: total multiplicity by what it shares with its sibling
+        self.part_count_by_l_partkey = {}
         self._appliers = {
             "orders": self._apply_orders,
             "lineitem": self._apply_lineitem,
@@ -262,8 +255,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -276,8 +271,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2779,9 +2776,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -222,47 +222,40 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_l_orderkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_l_orderkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.lineitem_by_l_orderkey_l_partkey = (
-            {}
-        )  # lineitem by the variables it shares with its parent
-        self.lineitem_l_orderkey_by_l_partkey = (
-            {}
-        )  # lineitem projected on l_orderkey, by what it shares with its sibling
-        self.part_by_l_partkey = {}  # part by the variables it shares with its parent
-        self.part_count_by_l_partkey = (
-            {}
-        )  # part: total multiplicity by what it shares with its sibling
-        self.n4_by_l_orderkey = {}  # n4 by the variables it shares with its parent
-        self.n4_count_by_l_orderkey = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.orders_by_l_orderkey_o_custkey = (
-            {}
-        )  # orders by the variables it shares with its parent
-        self.orders_l_orderkey_by_o_custkey = (
-            {}
-        )  # orders projected on l_orderkey, by what it shares with its sibling
-        self.n6_by_o_custkey = {}  # n6 by the variables it shares with its parent
-        self.n6_count_by_o_custkey = (
-            {}
-        )  # n6: total multiplicity by what it shares with its sibling
-        self.customer_by_o_custkey_c_nationkey = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_o_custkey_by_c_nationkey = (
-            {}
-        )  # customer projected on o_custkey, by what it shares with its sibling
-        self.nation_by_c_nationkey = (
-            {}
-        )  # nation by the variables it shares with its parent
-        self.nation_count_by_c_nationkey = (
-            {}
-        )  # nation: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_l_orderkey = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_l_orderkey = {}
+        # lineitem by the variables it shares with its parent
+        self.lineitem_by_l_orderkey_l_partkey = {}
+        # lineitem projected on l_orderkey, by what it shares with its sibling
+        self.lineitem_l_orderkey_by_l_partkey = {}
+        # part by the variables it shares with its parent
+        self.part_by_l_partkey = {}
+        # part: total multiplicity by what it shares with its sibling
+        self.part_count_by_l_partkey = {}
+        # n4 by the variables it shares with its parent
+        self.n4_by_l_orderkey = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_l_orderkey = {}
+        # orders by the variables it shares with its parent
+        self.orders_by_l_orderkey_o_custkey = {}
+        # orders projected on l_orderkey, by what it shares with its sibling
+        self.orders_l_orderkey_by_o_custkey = {}
+        # n6 by the variables it shares with its parent
+        self.n6_by_o_custkey = {}
+        # n6: total multiplicity by what it shares with its sibling
+        self.n6_count_by_o_custkey = {}
+        # customer by the variables it shares with its parent
+        self.customer_by_o_custkey_c_nationkey = {}
+        # customer projected on o_custkey, by what it shares with its sibling
+        self.customer_o_custkey_by_c_nationkey = {}
+        # nation by the variables it shares with its parent
+        self.nation_by_c_nationkey = {}
+        # nation: total multiplicity by what it shares with its sibling
+        self.nation_count_by_c_nationkey = {}
         self._appliers = {
             "lineitem": self._apply_lineitem,
             "orders": self._apply_orders,
@@ -292,8 +285,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -306,8 +301,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3605,9 +3602,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

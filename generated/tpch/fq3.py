@@ -225,48 +225,38 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_o_orderkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_o_orderkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.lineitem_by_o_orderkey_l_suppkey = (
-            {}
-        )  # lineitem by the variables it shares with its parent
-        self.lineitem_o_orderkey_by_l_suppkey = (
-            {}
-        )  # lineitem projected on o_orderkey, by what it shares with its sibling
-        self.n3_count_by_l_suppkey = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.partsupp_by_l_suppkey = (
-            {}
-        )  # partsupp by the variables it shares with its parent
-        self.partsupp_count_by_l_suppkey = (
-            {}
-        )  # partsupp: total multiplicity by what it shares with its sibling
-        self.supplier_by_l_suppkey = (
-            {}
-        )  # supplier by the variables it shares with its parent
-        self.supplier_count_by_l_suppkey = (
-            {}
-        )  # supplier: total multiplicity by what it shares with its sibling
-        self.n6_by_o_orderkey = {}  # n6 by the variables it shares with its parent
-        self.n6_count_by_o_orderkey = (
-            {}
-        )  # n6: total multiplicity by what it shares with its sibling
-        self.orders_by_o_orderkey_o_custkey = (
-            {}
-        )  # orders by the variables it shares with its parent
-        self.orders_o_orderkey_by_o_custkey = (
-            {}
-        )  # orders projected on o_orderkey, by what it shares with its sibling
-        self.customer_by_o_custkey = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_count_by_o_custkey = (
-            {}
-        )  # customer: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_o_orderkey = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_o_orderkey = {}
+        # lineitem by the variables it shares with its parent
+        self.lineitem_by_o_orderkey_l_suppkey = {}
+        # lineitem projected on o_orderkey, by what it shares with its sibling
+        self.lineitem_o_orderkey_by_l_suppkey = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_l_suppkey = {}
+        # partsupp by the variables it shares with its parent
+        self.partsupp_by_l_suppkey = {}
+        # partsupp: total multiplicity by what it shares with its sibling
+        self.partsupp_count_by_l_suppkey = {}
+        # supplier by the variables it shares with its parent
+        self.supplier_by_l_suppkey = {}
+        # supplier: total multiplicity by what it shares with its sibling
+        self.supplier_count_by_l_suppkey = {}
+        # n6 by the variables it shares with its parent
+        self.n6_by_o_orderkey = {}
+        # n6: total multiplicity by what it shares with its sibling
+        self.n6_count_by_o_orderkey = {}
+        # orders by the variables it shares with its parent
+        self.orders_by_o_orderkey_o_custkey = {}
+        # orders projected on o_orderkey, by what it shares with its sibling
+        self.orders_o_orderkey_by_o_custkey = {}
+        # customer by the variables it shares with its parent
+        self.customer_by_o_custkey = {}
+        # customer: total multiplicity by what it shares with its sibling
+        self.customer_count_by_o_custkey = {}
         self._appliers = {
             "orders": self._apply_orders,
             "lineitem": self._apply_lineitem,
@@ -296,8 +286,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -310,8 +302,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3447,9 +3441,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

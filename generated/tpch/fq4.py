@@ -163,28 +163,22 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_l_suppkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.lineitem_by_l_suppkey = (
-            {}
-        )  # lineitem by the variables it shares with its parent
-        self.lineitem_count_by_l_suppkey = (
-            {}
-        )  # lineitem: total multiplicity by what it shares with its sibling
-        self.supplier_by_l_suppkey = (
-            {}
-        )  # supplier by the variables it shares with its parent
-        self.supplier_count_by_l_suppkey = (
-            {}
-        )  # supplier: total multiplicity by what it shares with its sibling
-        self.partsupp_by_l_suppkey = (
-            {}
-        )  # partsupp by the variables it shares with its parent
-        self.partsupp_count_by_l_suppkey = (
-            {}
-        )  # partsupp: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_l_suppkey = {}
+        # lineitem by the variables it shares with its parent
+        self.lineitem_by_l_suppkey = {}
+        # lineitem: total multiplicity by what it shares with its sibling
+        self.lineitem_count_by_l_suppkey = {}
+        # supplier by the variables it shares with its parent
+        self.supplier_by_l_suppkey = {}
+        # supplier: total multiplicity by what it shares with its sibling
+        self.supplier_count_by_l_suppkey = {}
+        # partsupp by the variables it shares with its parent
+        self.partsupp_by_l_suppkey = {}
+        # partsupp: total multiplicity by what it shares with its sibling
+        self.partsupp_count_by_l_suppkey = {}
         self._appliers = {
             "lineitem": self._apply_lineitem,
             "supplier": self._apply_supplier,
@@ -210,8 +204,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -224,8 +220,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1645,9 +1643,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

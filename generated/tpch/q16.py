@@ -74,7 +74,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_in_1():
@@ -152,7 +157,8 @@ def _make_in_1():
             push: bool = False,
         ) -> None:
             self.supplier_rows = {}  # input rows: row -> multiplicity
-            self.supplier_root = {}  # root supplier: its tuples
+            # root supplier: its tuples
+            self.supplier_root = {}
             self._appliers = {"supplier": self._apply_supplier}
             self._batchers = {  # update() of several rows: summed per key first
                 "supplier": self._batch_supplier
@@ -172,8 +178,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -186,8 +194,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -409,9 +419,10 @@ def _make_in_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -527,17 +538,16 @@ class View:
     ) -> None:
         self.partsupp_rows = {}  # input rows: row -> multiplicity
         self.part_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.part_by_ps_partkey = {}  # part by the variables it shares with its parent
-        self.part_count_by_ps_partkey = (
-            {}
-        )  # part: total multiplicity by what it shares with its sibling
-        self.partsupp_by_ps_partkey = (
-            {}
-        )  # partsupp by the variables it shares with its parent
-        self.partsupp_count_by_ps_partkey = (
-            {}
-        )  # partsupp: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # part by the variables it shares with its parent
+        self.part_by_ps_partkey = {}
+        # part: total multiplicity by what it shares with its sibling
+        self.part_count_by_ps_partkey = {}
+        # partsupp by the variables it shares with its parent
+        self.partsupp_by_ps_partkey = {}
+        # partsupp: total multiplicity by what it shares with its sibling
+        self.partsupp_count_by_ps_partkey = {}
         self._appliers = {
             "partsupp": self._apply_partsupp,
             "part": self._apply_part,
@@ -574,8 +584,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -588,8 +600,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1141,9 +1155,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1178,7 +1193,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

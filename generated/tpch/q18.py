@@ -80,7 +80,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_in_1():
@@ -130,9 +135,12 @@ def _make_in_1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -176,7 +184,8 @@ def _make_in_1():
             push: bool = False,
         ) -> None:
             self.lineitem_rows = {}  # input rows: row -> multiplicity
-            self.lineitem_root = {}  # root lineitem: its tuples
+            # root lineitem: its tuples
+            self.lineitem_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
             self._batchers = {  # update() of several rows: summed per key first
                 "lineitem": self._batch_lineitem
@@ -197,8 +206,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -211,8 +222,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -445,9 +458,10 @@ def _make_in_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -456,11 +470,12 @@ def _make_in_1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -592,29 +607,24 @@ class View:
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.lineitem_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_c_custkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_c_custkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey = (
-            {}
-        )  # orders projected on c_custkey, o_totalprice, o_orderdate, by what it shares with its sibling
-        self.n3_count_by_o_orderkey = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.in1_count_by_o_orderkey = (
-            {}
-        )  # in1: total multiplicity by what it shares with its sibling
-        self.lineitem_count_by_o_orderkey = (
-            {}
-        )  # lineitem: total multiplicity by what it shares with its sibling
-        self.customer_by_c_custkey = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_count_by_c_custkey = (
-            {}
-        )  # customer: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_c_custkey = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_c_custkey = {}
+        # orders projected on c_custkey, o_totalprice, o_orderdate, by what it shares with its sibling
+        self.orders_c_custkey_o_totalprice_o_orderdate_by_o_orderkey = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_o_orderkey = {}
+        # in1: total multiplicity by what it shares with its sibling
+        self.in1_count_by_o_orderkey = {}
+        # lineitem: total multiplicity by what it shares with its sibling
+        self.lineitem_count_by_o_orderkey = {}
+        # customer by the variables it shares with its parent
+        self.customer_by_c_custkey = {}
+        # customer: total multiplicity by what it shares with its sibling
+        self.customer_count_by_c_custkey = {}
         self._appliers = {
             "customer": self._apply_customer,
             "orders": self._apply_orders,
@@ -646,8 +656,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -660,8 +672,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1624,9 +1638,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1635,11 +1650,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

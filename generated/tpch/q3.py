@@ -74,7 +74,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -138,19 +143,16 @@ class View:
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.lineitem_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_o_orderdate_o_shippriority_by_o_orderkey = (
-            {}
-        )  # n1 projected on o_orderdate, o_shippriority, by what it shares with its sibling
-        self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey = (
-            {}
-        )  # orders projected on o_orderkey, o_orderdate, o_shippriority, by what it shares with its sibling
-        self.customer_count_by_c_custkey = (
-            {}
-        )  # customer: total multiplicity by what it shares with its sibling
-        self.lineitem_count_by_o_orderkey = (
-            {}
-        )  # lineitem: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 projected on o_orderdate, o_shippriority, by what it shares with its sibling
+        self.n1_o_orderdate_o_shippriority_by_o_orderkey = {}
+        # orders projected on o_orderkey, o_orderdate, o_shippriority, by what it shares with its sibling
+        self.orders_o_orderkey_o_orderdate_o_shippriority_by_c_custkey = {}
+        # customer: total multiplicity by what it shares with its sibling
+        self.customer_count_by_c_custkey = {}
+        # lineitem: total multiplicity by what it shares with its sibling
+        self.lineitem_count_by_o_orderkey = {}
         self._appliers = {
             "customer": self._apply_customer,
             "orders": self._apply_orders,
@@ -177,8 +179,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -191,8 +195,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -992,9 +998,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1003,11 +1010,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -85,7 +85,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -170,47 +175,40 @@ class View:
         self.partsupp_rows = {}  # input rows: row -> multiplicity
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_s_suppkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_s_suppkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2 = {}  # n2: its tuples
-        self.n2_s_suppkey_by_l_orderkey = (
-            {}
-        )  # n2 projected on s_suppkey, by what it shares with its sibling
-        self.n4_l_orderkey_by_p_partkey_s_suppkey = (
-            {}
-        )  # n4 projected on l_orderkey, by what it shares with its sibling
-        self.lineitem_s_suppkey_l_orderkey_by_p_partkey = (
-            {}
-        )  # lineitem projected on s_suppkey, l_orderkey, by what it shares with its sibling
-        self.part_count_by_p_partkey = (
-            {}
-        )  # part: total multiplicity by what it shares with its sibling
-        self.partsupp_count_by_p_partkey_s_suppkey = (
-            {}
-        )  # partsupp: total multiplicity by what it shares with its sibling
-        self.orders_by_l_orderkey = (
-            {}
-        )  # orders by the variables it shares with its parent
-        self.orders_count_by_l_orderkey = (
-            {}
-        )  # orders: total multiplicity by what it shares with its sibling
-        self.n9_by_s_suppkey = {}  # n9 by the variables it shares with its parent
-        self.n9_count_by_s_suppkey = (
-            {}
-        )  # n9: total multiplicity by what it shares with its sibling
-        self.supplier = {}  # supplier: its tuples
-        self.supplier_s_suppkey_by_s_nationkey = (
-            {}
-        )  # supplier projected on s_suppkey, by what it shares with its sibling
-        self.nation_by_s_nationkey = (
-            {}
-        )  # nation by the variables it shares with its parent
-        self.nation_count_by_s_nationkey = (
-            {}
-        )  # nation: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_s_suppkey = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_s_suppkey = {}
+        # n2: its tuples
+        self.n2 = {}
+        # n2 projected on s_suppkey, by what it shares with its sibling
+        self.n2_s_suppkey_by_l_orderkey = {}
+        # n4 projected on l_orderkey, by what it shares with its sibling
+        self.n4_l_orderkey_by_p_partkey_s_suppkey = {}
+        # lineitem projected on s_suppkey, l_orderkey, by what it shares with its sibling
+        self.lineitem_s_suppkey_l_orderkey_by_p_partkey = {}
+        # part: total multiplicity by what it shares with its sibling
+        self.part_count_by_p_partkey = {}
+        # partsupp: total multiplicity by what it shares with its sibling
+        self.partsupp_count_by_p_partkey_s_suppkey = {}
+        # orders by the variables it shares with its parent
+        self.orders_by_l_orderkey = {}
+        # orders: total multiplicity by what it shares with its sibling
+        self.orders_count_by_l_orderkey = {}
+        # n9 by the variables it shares with its parent
+        self.n9_by_s_suppkey = {}
+        # n9: total multiplicity by what it shares with its sibling
+        self.n9_count_by_s_suppkey = {}
+        # supplier: its tuples
+        self.supplier = {}
+        # supplier projected on s_suppkey, by what it shares with its sibling
+        self.supplier_s_suppkey_by_s_nationkey = {}
+        # nation by the variables it shares with its parent
+        self.nation_by_s_nationkey = {}
+        # nation: total multiplicity by what it shares with its sibling
+        self.nation_count_by_s_nationkey = {}
         self._appliers = {
             "part": self._apply_part,
             "supplier": self._apply_supplier,
@@ -247,8 +245,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -261,8 +261,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2459,9 +2461,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -2492,7 +2495,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

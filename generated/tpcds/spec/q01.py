@@ -213,9 +213,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -294,13 +297,12 @@ def _make_derived1():
         ) -> None:
             self.store_returns_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
-                {}
-            )  # store_returns projected on sr_customer_sk, sr_store_sk, by what it shares with its sibling
-            self.date_dim_count_by_sr_returned_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # store_returns projected on sr_customer_sk, sr_store_sk, by what it shares with its sibling
+            self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_sr_returned_date_sk = {}
             self._appliers = {
                 "store_returns": self._apply_store_returns,
                 "date_dim": self._apply_date_dim,
@@ -325,8 +327,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -339,8 +343,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -845,9 +851,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -856,11 +863,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -975,9 +983,12 @@ def _make_scalar_2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -1032,9 +1043,12 @@ def _make_scalar_2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1115,13 +1129,14 @@ def _make_scalar_2():
             ) -> None:
                 self.store_returns_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
+                # root n0: its tuples
+                self.n0_root = {}
+                # store_returns projected on sr_customer_sk, sr_store_sk, by what it shares with its sibling
                 self.store_returns_sr_customer_sk_sr_store_sk_by_sr_returned_date_sk = (
                     {}
-                )  # store_returns projected on sr_customer_sk, sr_store_sk, by what it shares with its sibling
-                self.date_dim_count_by_sr_returned_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_sr_returned_date_sk = {}
                 self._appliers = {
                     "store_returns": self._apply_store_returns,
                     "date_dim": self._apply_date_dim,
@@ -1146,8 +1161,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1160,8 +1177,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1679,9 +1698,10 @@ def _make_scalar_2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1690,11 +1710,12 @@ def _make_scalar_2():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1846,7 +1867,8 @@ def _make_scalar_2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.ctr2_root = {}  # root ctr2: its tuples
+            # root ctr2: its tuples
+            self.ctr2_root = {}
             self._appliers = {
                 "store_returns": self._apply_store_returns,
                 "date_dim": self._apply_date_dim,
@@ -1874,8 +1896,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1888,8 +1912,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2086,9 +2112,10 @@ def _make_scalar_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2097,11 +2124,12 @@ def _make_scalar_2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2291,19 +2319,16 @@ class View:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.customer_c_customer_id_by_ctr_customer_sk = (
-            {}
-        )  # customer projected on c_customer_id, by what it shares with its sibling
-        self.n3_count_by_ctr_customer_sk = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.ctr1_ctr_customer_sk_by_ctr_store_sk = (
-            {}
-        )  # ctr1 projected on ctr_customer_sk, by what it shares with its sibling
-        self.store_2_count_by_ctr_store_sk = (
-            {}
-        )  # store_2: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # customer projected on c_customer_id, by what it shares with its sibling
+        self.customer_c_customer_id_by_ctr_customer_sk = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_ctr_customer_sk = {}
+        # ctr1 projected on ctr_customer_sk, by what it shares with its sibling
+        self.ctr1_ctr_customer_sk_by_ctr_store_sk = {}
+        # store_2: total multiplicity by what it shares with its sibling
+        self.store_2_count_by_ctr_store_sk = {}
         self._appliers = {
             "store": self._apply_store,
             "customer": self._apply_customer,
@@ -2345,8 +2370,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2359,8 +2386,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3097,9 +3126,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

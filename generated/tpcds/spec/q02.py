@@ -306,9 +306,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _exact(x):
             """A finite number as an integer count of 2**-1074, which every double
@@ -469,7 +472,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
-                            self.web_sales_root = {}  # root web_sales: its tuples
+                            # root web_sales: its tuples
+                            self.web_sales_root = {}
                             self._appliers = {"web_sales": self._apply_web_sales}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -493,8 +497,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -507,8 +513,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -776,9 +784,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -934,9 +943,8 @@ def _make_derived1():
                             self.catalog_sales_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
-                            self.catalog_sales_root = (
-                                {}
-                            )  # root catalog_sales: its tuples
+                            # root catalog_sales: its tuples
+                            self.catalog_sales_root = {}
                             self._appliers = {
                                 "catalog_sales": self._apply_catalog_sales
                             }
@@ -962,8 +970,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -976,8 +986,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -1249,9 +1261,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -1477,7 +1490,8 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.unnamed1_root = {}  # root unnamed1: its tuples
+                    # root unnamed1: its tuples
+                    self.unnamed1_root = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "catalog_sales": self._apply_catalog_sales,
@@ -1508,8 +1522,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1522,8 +1538,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1711,9 +1729,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1918,19 +1937,16 @@ def _make_derived1():
             ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.date_dim_by_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.wscs_by_sold_date_sk = (
-                    {}
-                )  # wscs by the variables it shares with its parent
-                self.wscs_count_by_sold_date_sk = (
-                    {}
-                )  # wscs: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_sold_date_sk = {}
+                # wscs by the variables it shares with its parent
+                self.wscs_by_sold_date_sk = {}
+                # wscs: total multiplicity by what it shares with its sibling
+                self.wscs_count_by_sold_date_sk = {}
                 self._appliers = {
                     "date_dim": self._apply_date_dim,
                     "web_sales": self._apply_web_sales,
@@ -1965,8 +1981,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1979,8 +1997,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2440,9 +2460,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -2607,7 +2628,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -2828,13 +2849,14 @@ def _make_derived1():
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
+            # root n0: its tuples
+            self.n0_root = {}
+            # wswscs projected on sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
             self.wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 {}
-            )  # wswscs projected on sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
-            self.date_dim_count_by_d_week_seq = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_d_week_seq = {}
             self._appliers = {
                 "date_dim": self._apply_date_dim,
                 "web_sales": self._apply_web_sales,
@@ -2862,8 +2884,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2876,8 +2900,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3384,9 +3410,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3605,9 +3632,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _exact(x):
             """A finite number as an integer count of 2**-1074, which every double
@@ -3768,7 +3798,8 @@ def _make_derived2():
                             push: bool = False,
                         ) -> None:
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
-                            self.web_sales_root = {}  # root web_sales: its tuples
+                            # root web_sales: its tuples
+                            self.web_sales_root = {}
                             self._appliers = {"web_sales": self._apply_web_sales}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -3792,8 +3823,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -3806,8 +3839,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -4075,9 +4110,10 @@ def _make_derived2():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -4233,9 +4269,8 @@ def _make_derived2():
                             self.catalog_sales_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
-                            self.catalog_sales_root = (
-                                {}
-                            )  # root catalog_sales: its tuples
+                            # root catalog_sales: its tuples
+                            self.catalog_sales_root = {}
                             self._appliers = {
                                 "catalog_sales": self._apply_catalog_sales
                             }
@@ -4261,8 +4296,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -4275,8 +4312,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -4548,9 +4587,10 @@ def _make_derived2():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -4776,7 +4816,8 @@ def _make_derived2():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.unnamed1_root = {}  # root unnamed1: its tuples
+                    # root unnamed1: its tuples
+                    self.unnamed1_root = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "catalog_sales": self._apply_catalog_sales,
@@ -4807,8 +4848,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -4821,8 +4864,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5010,9 +5055,10 @@ def _make_derived2():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -5217,19 +5263,16 @@ def _make_derived2():
             ) -> None:
                 self.derived1__rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.date_dim_by_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.wscs_by_sold_date_sk = (
-                    {}
-                )  # wscs by the variables it shares with its parent
-                self.wscs_count_by_sold_date_sk = (
-                    {}
-                )  # wscs: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_sold_date_sk = {}
+                # wscs by the variables it shares with its parent
+                self.wscs_by_sold_date_sk = {}
+                # wscs: total multiplicity by what it shares with its sibling
+                self.wscs_count_by_sold_date_sk = {}
                 self._appliers = {
                     "date_dim": self._apply_date_dim,
                     "web_sales": self._apply_web_sales,
@@ -5266,8 +5309,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -5280,8 +5325,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -5741,9 +5788,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -5908,7 +5956,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6129,13 +6177,14 @@ def _make_derived2():
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
+            # root n0: its tuples
+            self.n0_root = {}
+            # wswscs projected on sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
             self.wswscs_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 {}
-            )  # wswscs projected on sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
-            self.date_dim_count_by_d_week_seq = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_d_week_seq = {}
             self._appliers = {
                 "date_dim": self._apply_date_dim,
                 "web_sales": self._apply_web_sales,
@@ -6163,8 +6212,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -6177,8 +6228,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6685,9 +6738,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6891,15 +6945,16 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.y_by_all = {}  # y by the variables it shares with its parent
-        self.y_count_by_all = (
-            {}
-        )  # y: total multiplicity by what it shares with its sibling
-        self.z_by_all = {}  # z by the variables it shares with its parent
-        self.z_count_by_all = (
-            {}
-        )  # z: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # y by the variables it shares with its parent
+        self.y_by_all = {}
+        # y: total multiplicity by what it shares with its sibling
+        self.y_count_by_all = {}
+        # z by the variables it shares with its parent
+        self.z_by_all = {}
+        # z: total multiplicity by what it shares with its sibling
+        self.z_count_by_all = {}
         self._appliers = {
             "date_dim": self._apply_date_dim,
             "web_sales": self._apply_web_sales,
@@ -6937,8 +6992,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -6951,8 +7008,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -7424,9 +7483,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -450,9 +450,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -598,29 +601,24 @@ def _make_derived1():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "store_sales": self._apply_store_sales,
@@ -651,8 +649,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -665,8 +665,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2289,9 +2291,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -2324,7 +2327,7 @@ def _make_derived1():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -2516,9 +2519,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -2675,29 +2681,24 @@ def _make_derived1():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.catalog_sales = {}  # catalog_sales: its tuples
-                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # catalog_sales: its tuples
+                    self.catalog_sales = {}
+                    # catalog_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "catalog_sales": self._apply_catalog_sales,
@@ -2728,8 +2729,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2742,8 +2745,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -4370,9 +4375,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -4405,7 +4411,7 @@ def _make_derived1():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -4662,9 +4668,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -4825,29 +4834,24 @@ def _make_derived1():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -4878,8 +4882,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -4892,8 +4898,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -6412,9 +6420,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -6447,7 +6456,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6717,9 +6726,12 @@ def _make_derived2():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -6865,29 +6877,24 @@ def _make_derived2():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "store_sales": self._apply_store_sales,
@@ -6918,8 +6925,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -6932,8 +6941,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -8556,9 +8567,10 @@ def _make_derived2():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -8591,7 +8603,7 @@ def _make_derived2():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -8783,9 +8795,12 @@ def _make_derived2():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -8942,29 +8957,24 @@ def _make_derived2():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.catalog_sales = {}  # catalog_sales: its tuples
-                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # catalog_sales: its tuples
+                    self.catalog_sales = {}
+                    # catalog_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "catalog_sales": self._apply_catalog_sales,
@@ -8995,8 +9005,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -9009,8 +9021,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -10637,9 +10651,10 @@ def _make_derived2():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -10672,7 +10687,7 @@ def _make_derived2():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -10929,9 +10944,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -11092,29 +11110,24 @@ def _make_derived2():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -11145,8 +11158,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -11159,8 +11174,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -12679,9 +12696,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -12714,7 +12732,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -12984,9 +13002,12 @@ def _make_derived3():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -13132,29 +13153,24 @@ def _make_derived3():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "store_sales": self._apply_store_sales,
@@ -13185,8 +13201,10 @@ def _make_derived3():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -13199,8 +13217,10 @@ def _make_derived3():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -14823,9 +14843,10 @@ def _make_derived3():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -14858,7 +14879,7 @@ def _make_derived3():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -15050,9 +15071,12 @@ def _make_derived3():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -15209,29 +15233,24 @@ def _make_derived3():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.catalog_sales = {}  # catalog_sales: its tuples
-                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # catalog_sales: its tuples
+                    self.catalog_sales = {}
+                    # catalog_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "catalog_sales": self._apply_catalog_sales,
@@ -15262,8 +15281,10 @@ def _make_derived3():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -15276,8 +15297,10 @@ def _make_derived3():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -16904,9 +16927,10 @@ def _make_derived3():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -16939,7 +16963,7 @@ def _make_derived3():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -17196,9 +17220,12 @@ def _make_derived3():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -17359,29 +17386,24 @@ def _make_derived3():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -17412,8 +17434,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -17426,8 +17450,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -18946,9 +18972,10 @@ def _make_derived3():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -18981,7 +19008,7 @@ def _make_derived3():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -19251,9 +19278,12 @@ def _make_derived4():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -19399,29 +19429,24 @@ def _make_derived4():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "store_sales": self._apply_store_sales,
@@ -19452,8 +19477,10 @@ def _make_derived4():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -19466,8 +19493,10 @@ def _make_derived4():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -21090,9 +21119,10 @@ def _make_derived4():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -21125,7 +21155,7 @@ def _make_derived4():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -21317,9 +21347,12 @@ def _make_derived4():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -21476,29 +21509,24 @@ def _make_derived4():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.catalog_sales = {}  # catalog_sales: its tuples
-                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # catalog_sales: its tuples
+                    self.catalog_sales = {}
+                    # catalog_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "catalog_sales": self._apply_catalog_sales,
@@ -21529,8 +21557,10 @@ def _make_derived4():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -21543,8 +21573,10 @@ def _make_derived4():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -23171,9 +23203,10 @@ def _make_derived4():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -23206,7 +23239,7 @@ def _make_derived4():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -23463,9 +23496,12 @@ def _make_derived4():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -23626,29 +23662,24 @@ def _make_derived4():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -23679,8 +23710,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -23693,8 +23726,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -25213,9 +25248,10 @@ def _make_derived4():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -25248,7 +25284,7 @@ def _make_derived4():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -25518,9 +25554,12 @@ def _make_derived5():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -25666,29 +25705,24 @@ def _make_derived5():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "store_sales": self._apply_store_sales,
@@ -25719,8 +25753,10 @@ def _make_derived5():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -25733,8 +25769,10 @@ def _make_derived5():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -27357,9 +27395,10 @@ def _make_derived5():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -27392,7 +27431,7 @@ def _make_derived5():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -27584,9 +27623,12 @@ def _make_derived5():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -27743,29 +27785,24 @@ def _make_derived5():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.catalog_sales = {}  # catalog_sales: its tuples
-                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # catalog_sales: its tuples
+                    self.catalog_sales = {}
+                    # catalog_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "catalog_sales": self._apply_catalog_sales,
@@ -27796,8 +27833,10 @@ def _make_derived5():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -27810,8 +27849,10 @@ def _make_derived5():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -29438,9 +29479,10 @@ def _make_derived5():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -29473,7 +29515,7 @@ def _make_derived5():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -29730,9 +29772,12 @@ def _make_derived5():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -29893,29 +29938,24 @@ def _make_derived5():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -29946,8 +29986,10 @@ def _make_derived5():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -29960,8 +30002,10 @@ def _make_derived5():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -31480,9 +31524,10 @@ def _make_derived5():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -31515,7 +31560,7 @@ def _make_derived5():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -31785,9 +31830,12 @@ def _make_derived6():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -31933,29 +31981,24 @@ def _make_derived6():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "store_sales": self._apply_store_sales,
@@ -31986,8 +32029,10 @@ def _make_derived6():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -32000,8 +32045,10 @@ def _make_derived6():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -33624,9 +33671,10 @@ def _make_derived6():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -33659,7 +33707,7 @@ def _make_derived6():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -33851,9 +33899,12 @@ def _make_derived6():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _div(a, b):
                 """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -34010,29 +34061,24 @@ def _make_derived6():
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_c_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_c_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.catalog_sales = {}  # catalog_sales: its tuples
-                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on c_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_c_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_c_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_c_customer_sk = {}
+                    # catalog_sales: its tuples
+                    self.catalog_sales = {}
+                    # catalog_sales projected on c_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_c_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_customer_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "catalog_sales": self._apply_catalog_sales,
@@ -34063,8 +34109,10 @@ def _make_derived6():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -34077,8 +34125,10 @@ def _make_derived6():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -35705,9 +35755,10 @@ def _make_derived6():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -35740,7 +35791,7 @@ def _make_derived6():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -35997,9 +36048,12 @@ def _make_derived6():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -36160,29 +36214,24 @@ def _make_derived6():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -36213,8 +36262,10 @@ def _make_derived6():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -36227,8 +36278,10 @@ def _make_derived6():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -37747,9 +37800,10 @@ def _make_derived6():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -37782,7 +37836,7 @@ def _make_derived6():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -38122,55 +38176,40 @@ class View:
         self.derived4_rows = {}  # input rows: row -> multiplicity
         self.derived5_rows = {}  # input rows: row -> multiplicity
         self.derived6_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_customer_id = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_customer_id = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n3_count_by_customer_id = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_count_by_customer_id = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.t_s_secyear_by_customer_id = (
-            {}
-        )  # t_s_secyear by the variables it shares with its parent
-        self.t_s_secyear_count_by_customer_id = (
-            {}
-        )  # t_s_secyear: total multiplicity by what it shares with its sibling
-        self.t_s_firstyear_by_customer_id = (
-            {}
-        )  # t_s_firstyear by the variables it shares with its parent
-        self.t_s_firstyear_count_by_customer_id = (
-            {}
-        )  # t_s_firstyear: total multiplicity by what it shares with its sibling
-        self.t_c_firstyear_by_customer_id = (
-            {}
-        )  # t_c_firstyear by the variables it shares with its parent
-        self.t_c_firstyear_count_by_customer_id = (
-            {}
-        )  # t_c_firstyear: total multiplicity by what it shares with its sibling
-        self.t_c_secyear_by_customer_id = (
-            {}
-        )  # t_c_secyear by the variables it shares with its parent
-        self.t_c_secyear_count_by_customer_id = (
-            {}
-        )  # t_c_secyear: total multiplicity by what it shares with its sibling
-        self.t_w_firstyear_by_customer_id = (
-            {}
-        )  # t_w_firstyear by the variables it shares with its parent
-        self.t_w_firstyear_count_by_customer_id = (
-            {}
-        )  # t_w_firstyear: total multiplicity by what it shares with its sibling
-        self.t_w_secyear_by_customer_id = (
-            {}
-        )  # t_w_secyear by the variables it shares with its parent
-        self.t_w_secyear_count_by_customer_id = (
-            {}
-        )  # t_w_secyear: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_customer_id = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_customer_id = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_customer_id = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_customer_id = {}
+        # t_s_secyear by the variables it shares with its parent
+        self.t_s_secyear_by_customer_id = {}
+        # t_s_secyear: total multiplicity by what it shares with its sibling
+        self.t_s_secyear_count_by_customer_id = {}
+        # t_s_firstyear by the variables it shares with its parent
+        self.t_s_firstyear_by_customer_id = {}
+        # t_s_firstyear: total multiplicity by what it shares with its sibling
+        self.t_s_firstyear_count_by_customer_id = {}
+        # t_c_firstyear by the variables it shares with its parent
+        self.t_c_firstyear_by_customer_id = {}
+        # t_c_firstyear: total multiplicity by what it shares with its sibling
+        self.t_c_firstyear_count_by_customer_id = {}
+        # t_c_secyear by the variables it shares with its parent
+        self.t_c_secyear_by_customer_id = {}
+        # t_c_secyear: total multiplicity by what it shares with its sibling
+        self.t_c_secyear_count_by_customer_id = {}
+        # t_w_firstyear by the variables it shares with its parent
+        self.t_w_firstyear_by_customer_id = {}
+        # t_w_firstyear: total multiplicity by what it shares with its sibling
+        self.t_w_firstyear_count_by_customer_id = {}
+        # t_w_secyear by the variables it shares with its parent
+        self.t_w_secyear_by_customer_id = {}
+        # t_w_secyear: total multiplicity by what it shares with its sibling
+        self.t_w_secyear_count_by_customer_id = {}
         self._appliers = {
             "customer": self._apply_customer,
             "store_sales": self._apply_store_sales,
@@ -38226,8 +38265,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -38240,8 +38281,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -40416,9 +40459,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -353,9 +353,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _exact(x):
                 """A finite number as an integer count of 2**-1074, which every double
@@ -542,9 +545,12 @@ def _make_derived1():
                                 aggregate's 0/0) as in SQL."""
                                 if a is None or b is None:
                                     return a is b
-                                return len(a) == len(b) and all(
-                                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                                )
+                                if len(a) != len(b):
+                                    return False
+                                for x, y in zip(a, b):
+                                    if x != y and (x == x or y == y):
+                                        return False
+                                return True
 
                             def _exact(x):
                                 """A finite number as an integer count of 2**-1074, which every double
@@ -672,9 +678,8 @@ def _make_derived1():
                                             self.store_sales_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.store_sales_root = (
-                                                {}
-                                            )  # root store_sales: its tuples
+                                            # root store_sales: its tuples
+                                            self.store_sales_root = {}
                                             self._appliers = {
                                                 "store_sales": self._apply_store_sales
                                             }
@@ -709,8 +714,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -732,8 +739,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -1134,9 +1143,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -1308,9 +1318,8 @@ def _make_derived1():
                                             self.store_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.store_returns_root = (
-                                                {}
-                                            )  # root store_returns: its tuples
+                                            # root store_returns: its tuples
+                                            self.store_returns_root = {}
                                             self._appliers = {
                                                 "store_returns": self._apply_store_returns
                                             }
@@ -1345,8 +1354,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -1368,8 +1379,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -1772,9 +1785,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -2078,19 +2092,16 @@ def _make_derived1():
                                     self.store_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
-                                    self.store_2_s_store_id_by_store_sk = (
-                                        {}
-                                    )  # store_2 projected on s_store_id, by what it shares with its sibling
-                                    self.n3_count_by_store_sk = (
-                                        {}
-                                    )  # n3: total multiplicity by what it shares with its sibling
-                                    self.salesreturns_store_sk_by_date_sk = (
-                                        {}
-                                    )  # salesreturns projected on store_sk, by what it shares with its sibling
-                                    self.date_dim_count_by_date_sk = (
-                                        {}
-                                    )  # date_dim: total multiplicity by what it shares with its sibling
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # store_2 projected on s_store_id, by what it shares with its sibling
+                                    self.store_2_s_store_id_by_store_sk = {}
+                                    # n3: total multiplicity by what it shares with its sibling
+                                    self.n3_count_by_store_sk = {}
+                                    # salesreturns projected on store_sk, by what it shares with its sibling
+                                    self.salesreturns_store_sk_by_date_sk = {}
+                                    # date_dim: total multiplicity by what it shares with its sibling
+                                    self.date_dim_count_by_date_sk = {}
                                     self._appliers = {
                                         "date_dim": self._apply_date_dim,
                                         "store": self._apply_store,
@@ -2131,8 +2142,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -2148,8 +2161,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -3257,9 +3272,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -3268,15 +3284,12 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
+                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = self._lookup(*key)
-                                        new = (
-                                            None
-                                            if p is None
-                                            else self._group_row(*key, p)
-                                        )
+                                        p = lookup(*key)
+                                        new = None if p is None else group_row(*key, p)
                                         old = reported.get(key)
-                                        if not _same(old, new):
+                                        if old != new and not _same(old, new):
                                             if old is not None:
                                                 changes.append((old, -1))
                                             if new is not None:
@@ -3498,7 +3511,8 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.ssr_root = {}  # root ssr: its tuples
+                                # root ssr: its tuples
+                                self.ssr_root = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "store": self._apply_store,
@@ -3533,8 +3547,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -3547,8 +3563,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -3872,9 +3890,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -4101,9 +4120,12 @@ def _make_derived1():
                                 aggregate's 0/0) as in SQL."""
                                 if a is None or b is None:
                                     return a is b
-                                return len(a) == len(b) and all(
-                                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                                )
+                                if len(a) != len(b):
+                                    return False
+                                for x, y in zip(a, b):
+                                    if x != y and (x == x or y == y):
+                                        return False
+                                return True
 
                             def _exact(x):
                                 """A finite number as an integer count of 2**-1074, which every double
@@ -4242,9 +4264,8 @@ def _make_derived1():
                                             self.catalog_sales_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.catalog_sales_root = (
-                                                {}
-                                            )  # root catalog_sales: its tuples
+                                            # root catalog_sales: its tuples
+                                            self.catalog_sales_root = {}
                                             self._appliers = {
                                                 "catalog_sales": self._apply_catalog_sales
                                             }
@@ -4279,8 +4300,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -4302,8 +4325,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -4706,9 +4731,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -4887,9 +4913,8 @@ def _make_derived1():
                                             self.catalog_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.catalog_returns_root = (
-                                                {}
-                                            )  # root catalog_returns: its tuples
+                                            # root catalog_returns: its tuples
+                                            self.catalog_returns_root = {}
                                             self._appliers = {
                                                 "catalog_returns": self._apply_catalog_returns
                                             }
@@ -4924,8 +4949,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -4947,8 +4974,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -5355,9 +5384,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -5661,19 +5691,16 @@ def _make_derived1():
                                     self.catalog_page_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
-                                    self.catalog_page_cp_catalog_page_id_by_page_sk = (
-                                        {}
-                                    )  # catalog_page projected on cp_catalog_page_id, by what it shares with its sibling
-                                    self.n3_count_by_page_sk = (
-                                        {}
-                                    )  # n3: total multiplicity by what it shares with its sibling
-                                    self.salesreturns_page_sk_by_date_sk = (
-                                        {}
-                                    )  # salesreturns projected on page_sk, by what it shares with its sibling
-                                    self.date_dim_count_by_date_sk = (
-                                        {}
-                                    )  # date_dim: total multiplicity by what it shares with its sibling
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # catalog_page projected on cp_catalog_page_id, by what it shares with its sibling
+                                    self.catalog_page_cp_catalog_page_id_by_page_sk = {}
+                                    # n3: total multiplicity by what it shares with its sibling
+                                    self.n3_count_by_page_sk = {}
+                                    # salesreturns projected on page_sk, by what it shares with its sibling
+                                    self.salesreturns_page_sk_by_date_sk = {}
+                                    # date_dim: total multiplicity by what it shares with its sibling
+                                    self.date_dim_count_by_date_sk = {}
                                     self._appliers = {
                                         "date_dim": self._apply_date_dim,
                                         "catalog_page": self._apply_catalog_page,
@@ -5714,8 +5741,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -5731,8 +5760,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -6866,9 +6897,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -6877,15 +6909,12 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
+                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = self._lookup(*key)
-                                        new = (
-                                            None
-                                            if p is None
-                                            else self._group_row(*key, p)
-                                        )
+                                        p = lookup(*key)
+                                        new = None if p is None else group_row(*key, p)
                                         old = reported.get(key)
-                                        if not _same(old, new):
+                                        if old != new and not _same(old, new):
                                             if old is not None:
                                                 changes.append((old, -1))
                                             if new is not None:
@@ -7105,7 +7134,8 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.csr_root = {}  # root csr: its tuples
+                                # root csr: its tuples
+                                self.csr_root = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "catalog_page": self._apply_catalog_page,
@@ -7140,8 +7170,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -7154,8 +7186,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -7487,9 +7521,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -7813,9 +7848,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         def _exact(x):
                             """A finite number as an integer count of 2**-1074, which every double
@@ -7954,9 +7992,8 @@ def _make_derived1():
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.web_sales_root = (
-                                            {}
-                                        )  # root web_sales: its tuples
+                                        # root web_sales: its tuples
+                                        self.web_sales_root = {}
                                         self._appliers = {
                                             "web_sales": self._apply_web_sales
                                         }
@@ -7991,8 +8028,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -8014,8 +8053,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -8400,9 +8441,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -8682,19 +8724,24 @@ def _make_derived1():
                                                 self.web_sales_rows = (
                                                     {}
                                                 )  # input rows: row -> multiplicity
-                                                self.n0_root = {}  # root n0: its tuples
+                                                # root n0: its tuples
+                                                self.n0_root = {}
+                                                # web_returns by the variables it shares with its parent
                                                 self.web_returns_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_returns by the variables it shares with its parent
+                                                )
+                                                # web_returns: total multiplicity by what it shares with its sibling
                                                 self.web_returns_count_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_returns: total multiplicity by what it shares with its sibling
+                                                )
+                                                # web_sales by the variables it shares with its parent
                                                 self.web_sales_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_sales by the variables it shares with its parent
+                                                )
+                                                # web_sales: total multiplicity by what it shares with its sibling
                                                 self.web_sales_count_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_sales: total multiplicity by what it shares with its sibling
+                                                )
                                                 self._appliers = {
                                                     "web_returns": self._apply_web_returns,
                                                     "web_sales": self._apply_web_sales,
@@ -8733,8 +8780,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def delete(
                                                 self, relation: str, row: Sequence
@@ -8756,8 +8807,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def update(
                                                 self,
@@ -9907,9 +9962,10 @@ def _make_derived1():
                                                 finally:
                                                     pending.clear()
                                                 self._changes = changes
-                                                if self._on_delta is not None:
+                                                on_delta = self._on_delta
+                                                if on_delta is not None:
                                                     for row, change in changes:
-                                                        self._on_delta(row, change)
+                                                        on_delta(row, change)
 
                                             def _changes_of(self, pending):
                                                 """The row changes of one call's merged deltas."""
@@ -10176,9 +10232,8 @@ def _make_derived1():
                                                     self.web_sales_rows = (
                                                         {}
                                                     )  # input rows: row -> multiplicity
-                                                    self.web_sales_root = (
-                                                        {}
-                                                    )  # root web_sales: its tuples
+                                                    # root web_sales: its tuples
+                                                    self.web_sales_root = {}
                                                     self._appliers = {
                                                         "web_sales": self._apply_web_sales
                                                     }
@@ -10215,8 +10270,12 @@ def _make_derived1():
                                                     except BaseException:
                                                         self._rejected()
                                                         raise
-                                                    if self._pending is not None:
+                                                    if self._pending:
                                                         self._flush()
+                                                    elif self._pending is not None:
+                                                        self._changes = (
+                                                            []
+                                                        )  # nothing changed
 
                                                 def delete(
                                                     self, relation: str, row: Sequence
@@ -10238,8 +10297,12 @@ def _make_derived1():
                                                     except BaseException:
                                                         self._rejected()
                                                         raise
-                                                    if self._pending is not None:
+                                                    if self._pending:
                                                         self._flush()
+                                                    elif self._pending is not None:
+                                                        self._changes = (
+                                                            []
+                                                        )  # nothing changed
 
                                                 def update(
                                                     self,
@@ -10662,9 +10725,10 @@ def _make_derived1():
                                                     finally:
                                                         pending.clear()
                                                     self._changes = changes
-                                                    if self._on_delta is not None:
+                                                    on_delta = self._on_delta
+                                                    if on_delta is not None:
                                                         for row, change in changes:
-                                                            self._on_delta(row, change)
+                                                            on_delta(row, change)
 
                                                 def _changes_of(self, pending):
                                                     """The row changes of one call's merged deltas."""
@@ -10851,9 +10915,8 @@ def _make_derived1():
                                                 self.web_returns_rows = (
                                                     {}
                                                 )  # input rows: row -> multiplicity
-                                                self.web_returns_root = (
-                                                    {}
-                                                )  # root web_returns: its tuples
+                                                # root web_returns: its tuples
+                                                self.web_returns_root = {}
                                                 self._appliers = {
                                                     "web_returns": self._apply_web_returns,
                                                     "web_sales": self._apply_web_sales,
@@ -10905,8 +10968,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def delete(
                                                 self, relation: str, row: Sequence
@@ -10928,8 +10995,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def update(
                                                 self,
@@ -11389,9 +11460,10 @@ def _make_derived1():
                                                 finally:
                                                     pending.clear()
                                                 self._changes = changes
-                                                if self._on_delta is not None:
+                                                on_delta = self._on_delta
+                                                if on_delta is not None:
                                                     for row, change in changes:
-                                                        self._on_delta(row, change)
+                                                        on_delta(row, change)
 
                                             def _changes_of(self, pending):
                                                 """The row changes of one call's merged deltas."""
@@ -11663,7 +11735,8 @@ def _make_derived1():
                                         ) = None,
                                         push: bool = False,
                                     ) -> None:
-                                        self.oj1_root = {}  # root oj1: its tuples
+                                        # root oj1: its tuples
+                                        self.oj1_root = {}
                                         self._appliers = {
                                             "web_returns": self._apply_web_returns,
                                             "web_sales": self._apply_web_sales,
@@ -11710,8 +11783,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -11733,8 +11808,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -11992,9 +12069,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -12302,19 +12380,16 @@ def _make_derived1():
                                 self.web_site_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.web_site_web_site_id_by_wsr_web_site_sk = (
-                                    {}
-                                )  # web_site projected on web_site_id, by what it shares with its sibling
-                                self.n3_count_by_wsr_web_site_sk = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
-                                self.salesreturns_wsr_web_site_sk_by_date_sk = (
-                                    {}
-                                )  # salesreturns projected on wsr_web_site_sk, by what it shares with its sibling
-                                self.date_dim_count_by_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # web_site projected on web_site_id, by what it shares with its sibling
+                                self.web_site_web_site_id_by_wsr_web_site_sk = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_wsr_web_site_sk = {}
+                                # salesreturns projected on wsr_web_site_sk, by what it shares with its sibling
+                                self.salesreturns_wsr_web_site_sk_by_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_date_sk = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "web_site": self._apply_web_site,
@@ -12355,8 +12430,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -12369,8 +12446,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -13454,9 +13533,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -13465,13 +13545,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -13705,7 +13784,8 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.wsr_root = {}  # root wsr: its tuples
+                            # root wsr: its tuples
+                            self.wsr_root = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "web_site": self._apply_web_site,
@@ -13740,8 +13820,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -13754,8 +13836,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -14058,9 +14142,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -14523,7 +14608,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.x_root = {}  # root x: its tuples
+                    # root x: its tuples
+                    self.x_root = {}
                     self._appliers = {
                         "date_dim": self._apply_date_dim,
                         "store": self._apply_store,
@@ -14563,8 +14649,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -14577,8 +14665,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -14934,9 +15024,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -14945,11 +15036,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -15111,9 +15203,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _exact(x):
                 """A finite number as an integer count of 2**-1074, which every double
@@ -15300,9 +15395,12 @@ def _make_derived1():
                                 aggregate's 0/0) as in SQL."""
                                 if a is None or b is None:
                                     return a is b
-                                return len(a) == len(b) and all(
-                                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                                )
+                                if len(a) != len(b):
+                                    return False
+                                for x, y in zip(a, b):
+                                    if x != y and (x == x or y == y):
+                                        return False
+                                return True
 
                             def _exact(x):
                                 """A finite number as an integer count of 2**-1074, which every double
@@ -15430,9 +15528,8 @@ def _make_derived1():
                                             self.store_sales_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.store_sales_root = (
-                                                {}
-                                            )  # root store_sales: its tuples
+                                            # root store_sales: its tuples
+                                            self.store_sales_root = {}
                                             self._appliers = {
                                                 "store_sales": self._apply_store_sales
                                             }
@@ -15467,8 +15564,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -15490,8 +15589,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -15892,9 +15993,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -16066,9 +16168,8 @@ def _make_derived1():
                                             self.store_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.store_returns_root = (
-                                                {}
-                                            )  # root store_returns: its tuples
+                                            # root store_returns: its tuples
+                                            self.store_returns_root = {}
                                             self._appliers = {
                                                 "store_returns": self._apply_store_returns
                                             }
@@ -16103,8 +16204,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -16126,8 +16229,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -16530,9 +16635,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -16836,19 +16942,16 @@ def _make_derived1():
                                     self.store_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
-                                    self.store_2_s_store_id_by_store_sk = (
-                                        {}
-                                    )  # store_2 projected on s_store_id, by what it shares with its sibling
-                                    self.n3_count_by_store_sk = (
-                                        {}
-                                    )  # n3: total multiplicity by what it shares with its sibling
-                                    self.salesreturns_store_sk_by_date_sk = (
-                                        {}
-                                    )  # salesreturns projected on store_sk, by what it shares with its sibling
-                                    self.date_dim_count_by_date_sk = (
-                                        {}
-                                    )  # date_dim: total multiplicity by what it shares with its sibling
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # store_2 projected on s_store_id, by what it shares with its sibling
+                                    self.store_2_s_store_id_by_store_sk = {}
+                                    # n3: total multiplicity by what it shares with its sibling
+                                    self.n3_count_by_store_sk = {}
+                                    # salesreturns projected on store_sk, by what it shares with its sibling
+                                    self.salesreturns_store_sk_by_date_sk = {}
+                                    # date_dim: total multiplicity by what it shares with its sibling
+                                    self.date_dim_count_by_date_sk = {}
                                     self._appliers = {
                                         "date_dim": self._apply_date_dim,
                                         "store": self._apply_store,
@@ -16889,8 +16992,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -16906,8 +17011,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -18015,9 +18122,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -18026,15 +18134,12 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
+                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = self._lookup(*key)
-                                        new = (
-                                            None
-                                            if p is None
-                                            else self._group_row(*key, p)
-                                        )
+                                        p = lookup(*key)
+                                        new = None if p is None else group_row(*key, p)
                                         old = reported.get(key)
-                                        if not _same(old, new):
+                                        if old != new and not _same(old, new):
                                             if old is not None:
                                                 changes.append((old, -1))
                                             if new is not None:
@@ -18256,7 +18361,8 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.ssr_root = {}  # root ssr: its tuples
+                                # root ssr: its tuples
+                                self.ssr_root = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "store": self._apply_store,
@@ -18291,8 +18397,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -18305,8 +18413,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -18630,9 +18740,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -18859,9 +18970,12 @@ def _make_derived1():
                                 aggregate's 0/0) as in SQL."""
                                 if a is None or b is None:
                                     return a is b
-                                return len(a) == len(b) and all(
-                                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                                )
+                                if len(a) != len(b):
+                                    return False
+                                for x, y in zip(a, b):
+                                    if x != y and (x == x or y == y):
+                                        return False
+                                return True
 
                             def _exact(x):
                                 """A finite number as an integer count of 2**-1074, which every double
@@ -19000,9 +19114,8 @@ def _make_derived1():
                                             self.catalog_sales_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.catalog_sales_root = (
-                                                {}
-                                            )  # root catalog_sales: its tuples
+                                            # root catalog_sales: its tuples
+                                            self.catalog_sales_root = {}
                                             self._appliers = {
                                                 "catalog_sales": self._apply_catalog_sales
                                             }
@@ -19037,8 +19150,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -19060,8 +19175,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -19464,9 +19581,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -19645,9 +19763,8 @@ def _make_derived1():
                                             self.catalog_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.catalog_returns_root = (
-                                                {}
-                                            )  # root catalog_returns: its tuples
+                                            # root catalog_returns: its tuples
+                                            self.catalog_returns_root = {}
                                             self._appliers = {
                                                 "catalog_returns": self._apply_catalog_returns
                                             }
@@ -19682,8 +19799,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -19705,8 +19824,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -20113,9 +20234,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -20419,19 +20541,16 @@ def _make_derived1():
                                     self.catalog_page_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
-                                    self.catalog_page_cp_catalog_page_id_by_page_sk = (
-                                        {}
-                                    )  # catalog_page projected on cp_catalog_page_id, by what it shares with its sibling
-                                    self.n3_count_by_page_sk = (
-                                        {}
-                                    )  # n3: total multiplicity by what it shares with its sibling
-                                    self.salesreturns_page_sk_by_date_sk = (
-                                        {}
-                                    )  # salesreturns projected on page_sk, by what it shares with its sibling
-                                    self.date_dim_count_by_date_sk = (
-                                        {}
-                                    )  # date_dim: total multiplicity by what it shares with its sibling
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # catalog_page projected on cp_catalog_page_id, by what it shares with its sibling
+                                    self.catalog_page_cp_catalog_page_id_by_page_sk = {}
+                                    # n3: total multiplicity by what it shares with its sibling
+                                    self.n3_count_by_page_sk = {}
+                                    # salesreturns projected on page_sk, by what it shares with its sibling
+                                    self.salesreturns_page_sk_by_date_sk = {}
+                                    # date_dim: total multiplicity by what it shares with its sibling
+                                    self.date_dim_count_by_date_sk = {}
                                     self._appliers = {
                                         "date_dim": self._apply_date_dim,
                                         "catalog_page": self._apply_catalog_page,
@@ -20472,8 +20591,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -20489,8 +20610,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -21624,9 +21747,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -21635,15 +21759,12 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
+                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = self._lookup(*key)
-                                        new = (
-                                            None
-                                            if p is None
-                                            else self._group_row(*key, p)
-                                        )
+                                        p = lookup(*key)
+                                        new = None if p is None else group_row(*key, p)
                                         old = reported.get(key)
-                                        if not _same(old, new):
+                                        if old != new and not _same(old, new):
                                             if old is not None:
                                                 changes.append((old, -1))
                                             if new is not None:
@@ -21863,7 +21984,8 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.csr_root = {}  # root csr: its tuples
+                                # root csr: its tuples
+                                self.csr_root = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "catalog_page": self._apply_catalog_page,
@@ -21898,8 +22020,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -21912,8 +22036,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -22245,9 +22371,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -22571,9 +22698,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         def _exact(x):
                             """A finite number as an integer count of 2**-1074, which every double
@@ -22712,9 +22842,8 @@ def _make_derived1():
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.web_sales_root = (
-                                            {}
-                                        )  # root web_sales: its tuples
+                                        # root web_sales: its tuples
+                                        self.web_sales_root = {}
                                         self._appliers = {
                                             "web_sales": self._apply_web_sales
                                         }
@@ -22749,8 +22878,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -22772,8 +22903,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -23158,9 +23291,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -23440,19 +23574,24 @@ def _make_derived1():
                                                 self.web_sales_rows = (
                                                     {}
                                                 )  # input rows: row -> multiplicity
-                                                self.n0_root = {}  # root n0: its tuples
+                                                # root n0: its tuples
+                                                self.n0_root = {}
+                                                # web_returns by the variables it shares with its parent
                                                 self.web_returns_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_returns by the variables it shares with its parent
+                                                )
+                                                # web_returns: total multiplicity by what it shares with its sibling
                                                 self.web_returns_count_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_returns: total multiplicity by what it shares with its sibling
+                                                )
+                                                # web_sales by the variables it shares with its parent
                                                 self.web_sales_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_sales by the variables it shares with its parent
+                                                )
+                                                # web_sales: total multiplicity by what it shares with its sibling
                                                 self.web_sales_count_by_wr_item_sk_wr_order_number = (
                                                     {}
-                                                )  # web_sales: total multiplicity by what it shares with its sibling
+                                                )
                                                 self._appliers = {
                                                     "web_returns": self._apply_web_returns,
                                                     "web_sales": self._apply_web_sales,
@@ -23491,8 +23630,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def delete(
                                                 self, relation: str, row: Sequence
@@ -23514,8 +23657,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def update(
                                                 self,
@@ -24665,9 +24812,10 @@ def _make_derived1():
                                                 finally:
                                                     pending.clear()
                                                 self._changes = changes
-                                                if self._on_delta is not None:
+                                                on_delta = self._on_delta
+                                                if on_delta is not None:
                                                     for row, change in changes:
-                                                        self._on_delta(row, change)
+                                                        on_delta(row, change)
 
                                             def _changes_of(self, pending):
                                                 """The row changes of one call's merged deltas."""
@@ -24934,9 +25082,8 @@ def _make_derived1():
                                                     self.web_sales_rows = (
                                                         {}
                                                     )  # input rows: row -> multiplicity
-                                                    self.web_sales_root = (
-                                                        {}
-                                                    )  # root web_sales: its tuples
+                                                    # root web_sales: its tuples
+                                                    self.web_sales_root = {}
                                                     self._appliers = {
                                                         "web_sales": self._apply_web_sales
                                                     }
@@ -24973,8 +25120,12 @@ def _make_derived1():
                                                     except BaseException:
                                                         self._rejected()
                                                         raise
-                                                    if self._pending is not None:
+                                                    if self._pending:
                                                         self._flush()
+                                                    elif self._pending is not None:
+                                                        self._changes = (
+                                                            []
+                                                        )  # nothing changed
 
                                                 def delete(
                                                     self, relation: str, row: Sequence
@@ -24996,8 +25147,12 @@ def _make_derived1():
                                                     except BaseException:
                                                         self._rejected()
                                                         raise
-                                                    if self._pending is not None:
+                                                    if self._pending:
                                                         self._flush()
+                                                    elif self._pending is not None:
+                                                        self._changes = (
+                                                            []
+                                                        )  # nothing changed
 
                                                 def update(
                                                     self,
@@ -25420,9 +25575,10 @@ def _make_derived1():
                                                     finally:
                                                         pending.clear()
                                                     self._changes = changes
-                                                    if self._on_delta is not None:
+                                                    on_delta = self._on_delta
+                                                    if on_delta is not None:
                                                         for row, change in changes:
-                                                            self._on_delta(row, change)
+                                                            on_delta(row, change)
 
                                                 def _changes_of(self, pending):
                                                     """The row changes of one call's merged deltas."""
@@ -25609,9 +25765,8 @@ def _make_derived1():
                                                 self.web_returns_rows = (
                                                     {}
                                                 )  # input rows: row -> multiplicity
-                                                self.web_returns_root = (
-                                                    {}
-                                                )  # root web_returns: its tuples
+                                                # root web_returns: its tuples
+                                                self.web_returns_root = {}
                                                 self._appliers = {
                                                     "web_returns": self._apply_web_returns,
                                                     "web_sales": self._apply_web_sales,
@@ -25663,8 +25818,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def delete(
                                                 self, relation: str, row: Sequence
@@ -25686,8 +25845,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def update(
                                                 self,
@@ -26147,9 +26310,10 @@ def _make_derived1():
                                                 finally:
                                                     pending.clear()
                                                 self._changes = changes
-                                                if self._on_delta is not None:
+                                                on_delta = self._on_delta
+                                                if on_delta is not None:
                                                     for row, change in changes:
-                                                        self._on_delta(row, change)
+                                                        on_delta(row, change)
 
                                             def _changes_of(self, pending):
                                                 """The row changes of one call's merged deltas."""
@@ -26421,7 +26585,8 @@ def _make_derived1():
                                         ) = None,
                                         push: bool = False,
                                     ) -> None:
-                                        self.oj1_root = {}  # root oj1: its tuples
+                                        # root oj1: its tuples
+                                        self.oj1_root = {}
                                         self._appliers = {
                                             "web_returns": self._apply_web_returns,
                                             "web_sales": self._apply_web_sales,
@@ -26468,8 +26633,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -26491,8 +26658,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -26750,9 +26919,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -27060,19 +27230,16 @@ def _make_derived1():
                                 self.web_site_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.web_site_web_site_id_by_wsr_web_site_sk = (
-                                    {}
-                                )  # web_site projected on web_site_id, by what it shares with its sibling
-                                self.n3_count_by_wsr_web_site_sk = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
-                                self.salesreturns_wsr_web_site_sk_by_date_sk = (
-                                    {}
-                                )  # salesreturns projected on wsr_web_site_sk, by what it shares with its sibling
-                                self.date_dim_count_by_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # web_site projected on web_site_id, by what it shares with its sibling
+                                self.web_site_web_site_id_by_wsr_web_site_sk = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_wsr_web_site_sk = {}
+                                # salesreturns projected on wsr_web_site_sk, by what it shares with its sibling
+                                self.salesreturns_wsr_web_site_sk_by_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_date_sk = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "web_site": self._apply_web_site,
@@ -27113,8 +27280,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -27127,8 +27296,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -28212,9 +28383,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -28223,13 +28395,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -28463,7 +28634,8 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.wsr_root = {}  # root wsr: its tuples
+                            # root wsr: its tuples
+                            self.wsr_root = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "web_site": self._apply_web_site,
@@ -28498,8 +28670,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -28512,8 +28686,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -28816,9 +28992,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -29281,7 +29458,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.x_root = {}  # root x: its tuples
+                    # root x: its tuples
+                    self.x_root = {}
                     self._appliers = {
                         "date_dim": self._apply_date_dim,
                         "store": self._apply_store,
@@ -29321,8 +29499,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -29335,8 +29515,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -29692,9 +29874,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -29703,11 +29886,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -29964,9 +30148,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _exact(x):
             """A finite number as an integer count of 2**-1074, which every double
@@ -30148,9 +30335,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         def _exact(x):
                             """A finite number as an integer count of 2**-1074, which every double
@@ -30278,9 +30468,8 @@ def _make_derived1():
                                         self.store_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.store_sales_root = (
-                                            {}
-                                        )  # root store_sales: its tuples
+                                        # root store_sales: its tuples
+                                        self.store_sales_root = {}
                                         self._appliers = {
                                             "store_sales": self._apply_store_sales
                                         }
@@ -30315,8 +30504,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -30338,8 +30529,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -30726,9 +30919,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -30894,9 +31088,8 @@ def _make_derived1():
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.store_returns_root = (
-                                            {}
-                                        )  # root store_returns: its tuples
+                                        # root store_returns: its tuples
+                                        self.store_returns_root = {}
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
@@ -30931,8 +31124,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -30954,8 +31149,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -31344,9 +31541,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -31639,19 +31837,16 @@ def _make_derived1():
                                     {}
                                 )  # input rows: row -> multiplicity
                                 self.store_rows = {}  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.store_2_s_store_id_by_store_sk = (
-                                    {}
-                                )  # store_2 projected on s_store_id, by what it shares with its sibling
-                                self.n3_count_by_store_sk = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
-                                self.salesreturns_store_sk_by_date_sk = (
-                                    {}
-                                )  # salesreturns projected on store_sk, by what it shares with its sibling
-                                self.date_dim_count_by_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # store_2 projected on s_store_id, by what it shares with its sibling
+                                self.store_2_s_store_id_by_store_sk = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_store_sk = {}
+                                # salesreturns projected on store_sk, by what it shares with its sibling
+                                self.salesreturns_store_sk_by_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_date_sk = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "store": self._apply_store,
@@ -31692,8 +31887,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -31706,8 +31903,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -32749,9 +32948,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -32760,13 +32960,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -32988,7 +33187,8 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.ssr_root = {}  # root ssr: its tuples
+                            # root ssr: its tuples
+                            self.ssr_root = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "store": self._apply_store,
@@ -33023,8 +33223,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -33037,8 +33239,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -33343,9 +33547,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -33561,9 +33766,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         def _exact(x):
                             """A finite number as an integer count of 2**-1074, which every double
@@ -33702,9 +33910,8 @@ def _make_derived1():
                                         self.catalog_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.catalog_sales_root = (
-                                            {}
-                                        )  # root catalog_sales: its tuples
+                                        # root catalog_sales: its tuples
+                                        self.catalog_sales_root = {}
                                         self._appliers = {
                                             "catalog_sales": self._apply_catalog_sales
                                         }
@@ -33739,8 +33946,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -33762,8 +33971,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -34152,9 +34363,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -34330,9 +34542,8 @@ def _make_derived1():
                                         self.catalog_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.catalog_returns_root = (
-                                            {}
-                                        )  # root catalog_returns: its tuples
+                                        # root catalog_returns: its tuples
+                                        self.catalog_returns_root = {}
                                         self._appliers = {
                                             "catalog_returns": self._apply_catalog_returns
                                         }
@@ -34367,8 +34578,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -34390,8 +34603,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -34782,9 +34997,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -35077,19 +35293,16 @@ def _make_derived1():
                                 self.catalog_page_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.catalog_page_cp_catalog_page_id_by_page_sk = (
-                                    {}
-                                )  # catalog_page projected on cp_catalog_page_id, by what it shares with its sibling
-                                self.n3_count_by_page_sk = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
-                                self.salesreturns_page_sk_by_date_sk = (
-                                    {}
-                                )  # salesreturns projected on page_sk, by what it shares with its sibling
-                                self.date_dim_count_by_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # catalog_page projected on cp_catalog_page_id, by what it shares with its sibling
+                                self.catalog_page_cp_catalog_page_id_by_page_sk = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_page_sk = {}
+                                # salesreturns projected on page_sk, by what it shares with its sibling
+                                self.salesreturns_page_sk_by_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_date_sk = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "catalog_page": self._apply_catalog_page,
@@ -35130,8 +35343,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -35144,8 +35359,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -36227,9 +36444,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -36238,13 +36456,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -36464,7 +36681,8 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.csr_root = {}  # root csr: its tuples
+                            # root csr: its tuples
+                            self.csr_root = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "catalog_page": self._apply_catalog_page,
@@ -36499,8 +36717,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -36513,8 +36733,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -36827,9 +37049,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -37138,9 +37361,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -37277,9 +37503,8 @@ def _make_derived1():
                                     self.web_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.web_sales_root = (
-                                        {}
-                                    )  # root web_sales: its tuples
+                                    # root web_sales: its tuples
+                                    self.web_sales_root = {}
                                     self._appliers = {
                                         "web_sales": self._apply_web_sales
                                     }
@@ -37305,8 +37530,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -37322,8 +37549,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -37702,9 +37931,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -37982,19 +38212,24 @@ def _make_derived1():
                                             self.web_sales_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.n0_root = {}  # root n0: its tuples
+                                            # root n0: its tuples
+                                            self.n0_root = {}
+                                            # web_returns by the variables it shares with its parent
                                             self.web_returns_by_wr_item_sk_wr_order_number = (
                                                 {}
-                                            )  # web_returns by the variables it shares with its parent
+                                            )
+                                            # web_returns: total multiplicity by what it shares with its sibling
                                             self.web_returns_count_by_wr_item_sk_wr_order_number = (
                                                 {}
-                                            )  # web_returns: total multiplicity by what it shares with its sibling
+                                            )
+                                            # web_sales by the variables it shares with its parent
                                             self.web_sales_by_wr_item_sk_wr_order_number = (
                                                 {}
-                                            )  # web_sales by the variables it shares with its parent
+                                            )
+                                            # web_sales: total multiplicity by what it shares with its sibling
                                             self.web_sales_count_by_wr_item_sk_wr_order_number = (
                                                 {}
-                                            )  # web_sales: total multiplicity by what it shares with its sibling
+                                            )
                                             self._appliers = {
                                                 "web_returns": self._apply_web_returns,
                                                 "web_sales": self._apply_web_sales,
@@ -38031,8 +38266,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -38054,8 +38291,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -39156,9 +39395,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -39421,9 +39661,8 @@ def _make_derived1():
                                                 self.web_sales_rows = (
                                                     {}
                                                 )  # input rows: row -> multiplicity
-                                                self.web_sales_root = (
-                                                    {}
-                                                )  # root web_sales: its tuples
+                                                # root web_sales: its tuples
+                                                self.web_sales_root = {}
                                                 self._appliers = {
                                                     "web_sales": self._apply_web_sales
                                                 }
@@ -39458,8 +39697,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def delete(
                                                 self, relation: str, row: Sequence
@@ -39481,8 +39724,12 @@ def _make_derived1():
                                                 except BaseException:
                                                     self._rejected()
                                                     raise
-                                                if self._pending is not None:
+                                                if self._pending:
                                                     self._flush()
+                                                elif self._pending is not None:
+                                                    self._changes = (
+                                                        []
+                                                    )  # nothing changed
 
                                             def update(
                                                 self,
@@ -39869,9 +40116,10 @@ def _make_derived1():
                                                 finally:
                                                     pending.clear()
                                                 self._changes = changes
-                                                if self._on_delta is not None:
+                                                on_delta = self._on_delta
+                                                if on_delta is not None:
                                                     for row, change in changes:
-                                                        self._on_delta(row, change)
+                                                        on_delta(row, change)
 
                                             def _changes_of(self, pending):
                                                 """The row changes of one call's merged deltas."""
@@ -40054,9 +40302,8 @@ def _make_derived1():
                                             self.web_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.web_returns_root = (
-                                                {}
-                                            )  # root web_returns: its tuples
+                                            # root web_returns: its tuples
+                                            self.web_returns_root = {}
                                             self._appliers = {
                                                 "web_returns": self._apply_web_returns,
                                                 "web_sales": self._apply_web_sales,
@@ -40108,8 +40355,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -40131,8 +40380,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -40578,9 +40829,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -40839,7 +41091,8 @@ def _make_derived1():
                                     ) = None,
                                     push: bool = False,
                                 ) -> None:
-                                    self.oj1_root = {}  # root oj1: its tuples
+                                    # root oj1: its tuples
+                                    self.oj1_root = {}
                                     self._appliers = {
                                         "web_returns": self._apply_web_returns,
                                         "web_sales": self._apply_web_sales,
@@ -40874,8 +41127,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -40891,8 +41146,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -41145,9 +41402,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -41443,19 +41701,16 @@ def _make_derived1():
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.web_site_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.web_site_web_site_id_by_wsr_web_site_sk = (
-                                {}
-                            )  # web_site projected on web_site_id, by what it shares with its sibling
-                            self.n3_count_by_wsr_web_site_sk = (
-                                {}
-                            )  # n3: total multiplicity by what it shares with its sibling
-                            self.salesreturns_wsr_web_site_sk_by_date_sk = (
-                                {}
-                            )  # salesreturns projected on wsr_web_site_sk, by what it shares with its sibling
-                            self.date_dim_count_by_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # web_site projected on web_site_id, by what it shares with its sibling
+                            self.web_site_web_site_id_by_wsr_web_site_sk = {}
+                            # n3: total multiplicity by what it shares with its sibling
+                            self.n3_count_by_wsr_web_site_sk = {}
+                            # salesreturns projected on wsr_web_site_sk, by what it shares with its sibling
+                            self.salesreturns_wsr_web_site_sk_by_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_date_sk = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "web_site": self._apply_web_site,
@@ -41496,8 +41751,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -41510,8 +41767,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -42539,9 +42798,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -42550,11 +42810,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -42782,7 +43043,8 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.wsr_root = {}  # root wsr: its tuples
+                        # root wsr: its tuples
+                        self.wsr_root = {}
                         self._appliers = {
                             "date_dim": self._apply_date_dim,
                             "web_site": self._apply_web_site,
@@ -42815,8 +43077,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -42829,8 +43093,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -43100,9 +43366,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -43567,7 +43834,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
-                self.x_root = {}  # root x: its tuples
+                # root x: its tuples
+                self.x_root = {}
                 self._appliers = {
                     "date_dim": self._apply_date_dim,
                     "store": self._apply_store,
@@ -43610,8 +43878,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -43624,8 +43894,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -43974,9 +44246,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -43985,11 +44258,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = self._group_row(*key, _ZERO if p is None else p)
+                    p = lookup(*key)
+                    new = group_row(*key, _ZERO if p is None else p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -44449,7 +44723,8 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.set_2_root = {}  # root set_2: its tuples
+        # root set_2: its tuples
+        self.set_2_root = {}
         self._appliers = {
             "date_dim": self._apply_date_dim,
             "store": self._apply_store,
@@ -44486,8 +44761,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -44500,8 +44777,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -44810,9 +45089,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -152,7 +152,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -689,7 +694,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
-                    self.customer_address_root = {}  # root customer_address: its tuples
+                    # root customer_address: its tuples
+                    self.customer_address_root = {}
                     self._appliers = {"customer_address": self._apply_customer_address}
                     self._batchers = {  # update() of several rows: summed per key first
                         "customer_address": self._batch_customer_address
@@ -709,8 +715,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -723,8 +731,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1778,9 +1788,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1960,9 +1971,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -2024,13 +2038,12 @@ def _make_derived1():
                             {}
                         )  # input rows: row -> multiplicity
                         self.customer_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.customer_address_ca_zip_by_ca_address_sk = (
-                            {}
-                        )  # customer_address projected on ca_zip, by what it shares with its sibling
-                        self.customer_count_by_ca_address_sk = (
-                            {}
-                        )  # customer: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # customer_address projected on ca_zip, by what it shares with its sibling
+                        self.customer_address_ca_zip_by_ca_address_sk = {}
+                        # customer: total multiplicity by what it shares with its sibling
+                        self.customer_count_by_ca_address_sk = {}
                         self._appliers = {
                             "customer_address": self._apply_customer_address,
                             "customer": self._apply_customer,
@@ -2059,8 +2072,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -2073,8 +2088,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -2562,9 +2579,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -2573,11 +2591,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -2712,7 +2731,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.a1_root = {}  # root a1: its tuples
+                    # root a1: its tuples
+                    self.a1_root = {}
                     self._appliers = {
                         "customer_address": self._apply_customer_address,
                         "customer": self._apply_customer,
@@ -2743,8 +2763,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2757,8 +2779,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2949,9 +2973,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -3155,7 +3180,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.a2_root = {}  # root a2: its tuples
+            # root a2: its tuples
+            self.a2_root = {}
             self._appliers = {
                 "customer_address": self._apply_customer_address,
                 "customer": self._apply_customer,
@@ -3182,8 +3208,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3196,8 +3224,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3377,9 +3407,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3587,27 +3618,24 @@ class View:
         self.store_sales_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_all = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_all = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.store_2_s_store_name_s_zip_by_ss_store_sk = (
-            {}
-        )  # store_2 projected on s_store_name, s_zip, by what it shares with its sibling
-        self.n4_count_by_ss_store_sk = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.store_sales_ss_store_sk_by_ss_sold_date_sk = (
-            {}
-        )  # store_sales projected on ss_store_sk, by what it shares with its sibling
-        self.date_dim_count_by_ss_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.v1_by_all = {}  # v1 by the variables it shares with its parent
-        self.v1_count_by_all = (
-            {}
-        )  # v1: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_all = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_all = {}
+        # store_2 projected on s_store_name, s_zip, by what it shares with its sibling
+        self.store_2_s_store_name_s_zip_by_ss_store_sk = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_ss_store_sk = {}
+        # store_sales projected on ss_store_sk, by what it shares with its sibling
+        self.store_sales_ss_store_sk_by_ss_sold_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ss_sold_date_sk = {}
+        # v1 by the variables it shares with its parent
+        self.v1_by_all = {}
+        # v1: total multiplicity by what it shares with its sibling
+        self.v1_count_by_all = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "date_dim": self._apply_date_dim,
@@ -3648,8 +3676,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3662,8 +3692,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4814,9 +4846,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -4855,7 +4888,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

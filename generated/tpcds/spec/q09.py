@@ -178,9 +178,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -231,7 +234,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -259,8 +263,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -273,8 +279,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -536,9 +544,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -547,11 +556,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -649,9 +659,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -702,7 +715,8 @@ def _make_derived2():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -730,8 +744,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -744,8 +760,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1007,9 +1025,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1018,11 +1037,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1120,9 +1140,12 @@ def _make_derived3():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1173,7 +1196,8 @@ def _make_derived3():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -1201,8 +1225,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1215,8 +1241,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1441,9 +1469,10 @@ def _make_derived3():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1452,11 +1481,12 @@ def _make_derived3():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1554,9 +1584,12 @@ def _make_derived4():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1607,7 +1640,8 @@ def _make_derived4():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -1635,8 +1669,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1649,8 +1685,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1912,9 +1950,10 @@ def _make_derived4():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1923,11 +1962,12 @@ def _make_derived4():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2025,9 +2065,12 @@ def _make_derived5():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -2078,7 +2121,8 @@ def _make_derived5():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -2106,8 +2150,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2120,8 +2166,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2383,9 +2431,10 @@ def _make_derived5():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2394,11 +2443,12 @@ def _make_derived5():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2496,9 +2546,12 @@ def _make_derived6():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -2549,7 +2602,8 @@ def _make_derived6():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -2577,8 +2631,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2591,8 +2647,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2817,9 +2875,10 @@ def _make_derived6():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2828,11 +2887,12 @@ def _make_derived6():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2930,9 +2990,12 @@ def _make_derived7():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -2983,7 +3046,8 @@ def _make_derived7():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -3011,8 +3075,10 @@ def _make_derived7():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3025,8 +3091,10 @@ def _make_derived7():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3288,9 +3356,10 @@ def _make_derived7():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3299,11 +3368,12 @@ def _make_derived7():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3401,9 +3471,12 @@ def _make_derived8():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -3454,7 +3527,8 @@ def _make_derived8():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -3482,8 +3556,10 @@ def _make_derived8():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3496,8 +3572,10 @@ def _make_derived8():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3759,9 +3837,10 @@ def _make_derived8():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3770,11 +3849,12 @@ def _make_derived8():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3872,9 +3952,12 @@ def _make_derived9():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -3925,7 +4008,8 @@ def _make_derived9():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -3953,8 +4037,10 @@ def _make_derived9():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3967,8 +4053,10 @@ def _make_derived9():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -4193,9 +4281,10 @@ def _make_derived9():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -4204,11 +4293,12 @@ def _make_derived9():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -4306,9 +4396,12 @@ def _make_derived10():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -4359,7 +4452,8 @@ def _make_derived10():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -4387,8 +4481,10 @@ def _make_derived10():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -4401,8 +4497,10 @@ def _make_derived10():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -4664,9 +4762,10 @@ def _make_derived10():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -4675,11 +4774,12 @@ def _make_derived10():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -4777,9 +4877,12 @@ def _make_derived11():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -4830,7 +4933,8 @@ def _make_derived11():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -4858,8 +4962,10 @@ def _make_derived11():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -4872,8 +4978,10 @@ def _make_derived11():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -5135,9 +5243,10 @@ def _make_derived11():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -5146,11 +5255,12 @@ def _make_derived11():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -5248,9 +5358,12 @@ def _make_derived12():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -5301,7 +5414,8 @@ def _make_derived12():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -5329,8 +5443,10 @@ def _make_derived12():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -5343,8 +5459,10 @@ def _make_derived12():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -5569,9 +5687,10 @@ def _make_derived12():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -5580,11 +5699,12 @@ def _make_derived12():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -5682,9 +5802,12 @@ def _make_derived13():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -5735,7 +5858,8 @@ def _make_derived13():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -5763,8 +5887,10 @@ def _make_derived13():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -5777,8 +5903,10 @@ def _make_derived13():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6040,9 +6168,10 @@ def _make_derived13():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6051,11 +6180,12 @@ def _make_derived13():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -6153,9 +6283,12 @@ def _make_derived14():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -6206,7 +6339,8 @@ def _make_derived14():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -6234,8 +6368,10 @@ def _make_derived14():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -6248,8 +6384,10 @@ def _make_derived14():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6511,9 +6649,10 @@ def _make_derived14():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6522,11 +6661,12 @@ def _make_derived14():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -6624,9 +6764,12 @@ def _make_derived15():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -6677,7 +6820,8 @@ def _make_derived15():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -6705,8 +6849,10 @@ def _make_derived15():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -6719,8 +6865,10 @@ def _make_derived15():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6945,9 +7093,10 @@ def _make_derived15():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6956,11 +7105,12 @@ def _make_derived15():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -7084,112 +7234,98 @@ class View:
         self.derived14_rows = {}  # input rows: row -> multiplicity
         self.derived15_rows = {}  # input rows: row -> multiplicity
         self.reason_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_all = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_all = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n3_by_all = {}  # n3 by the variables it shares with its parent
-        self.n3_count_by_all = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.scalar13___scalar13_v_by_all = (
-            {}
-        )  # scalar13 projected on scalar13_v, by what it shares with its sibling
-        self.reason_count_by_all = (
-            {}
-        )  # reason: total multiplicity by what it shares with its sibling
-        self.n6_count_by_all = (
-            {}
-        )  # n6: total multiplicity by what it shares with its sibling
-        self.scalar12_by_all = {}  # scalar12 by the variables it shares with its parent
-        self.scalar12_count_by_all = (
-            {}
-        )  # scalar12: total multiplicity by what it shares with its sibling
-        self.n8_count_by_all = (
-            {}
-        )  # n8: total multiplicity by what it shares with its sibling
-        self.scalar11_by_all = {}  # scalar11 by the variables it shares with its parent
-        self.scalar11_count_by_all = (
-            {}
-        )  # scalar11: total multiplicity by what it shares with its sibling
-        self.n10_count_by_all = (
-            {}
-        )  # n10: total multiplicity by what it shares with its sibling
-        self.scalar10_by_all = {}  # scalar10 by the variables it shares with its parent
-        self.scalar10_count_by_all = (
-            {}
-        )  # scalar10: total multiplicity by what it shares with its sibling
-        self.n12_count_by_all = (
-            {}
-        )  # n12: total multiplicity by what it shares with its sibling
-        self.scalar9_by_all = {}  # scalar9 by the variables it shares with its parent
-        self.scalar9_count_by_all = (
-            {}
-        )  # scalar9: total multiplicity by what it shares with its sibling
-        self.n14_count_by_all = (
-            {}
-        )  # n14: total multiplicity by what it shares with its sibling
-        self.scalar8_by_all = {}  # scalar8 by the variables it shares with its parent
-        self.scalar8_count_by_all = (
-            {}
-        )  # scalar8: total multiplicity by what it shares with its sibling
-        self.n16_count_by_all = (
-            {}
-        )  # n16: total multiplicity by what it shares with its sibling
-        self.scalar7_by_all = {}  # scalar7 by the variables it shares with its parent
-        self.scalar7_count_by_all = (
-            {}
-        )  # scalar7: total multiplicity by what it shares with its sibling
-        self.n18_count_by_all = (
-            {}
-        )  # n18: total multiplicity by what it shares with its sibling
-        self.scalar6_by_all = {}  # scalar6 by the variables it shares with its parent
-        self.scalar6_count_by_all = (
-            {}
-        )  # scalar6: total multiplicity by what it shares with its sibling
-        self.n20_count_by_all = (
-            {}
-        )  # n20: total multiplicity by what it shares with its sibling
-        self.scalar5_by_all = {}  # scalar5 by the variables it shares with its parent
-        self.scalar5_count_by_all = (
-            {}
-        )  # scalar5: total multiplicity by what it shares with its sibling
-        self.n22_count_by_all = (
-            {}
-        )  # n22: total multiplicity by what it shares with its sibling
-        self.scalar4_by_all = {}  # scalar4 by the variables it shares with its parent
-        self.scalar4_count_by_all = (
-            {}
-        )  # scalar4: total multiplicity by what it shares with its sibling
-        self.n24_count_by_all = (
-            {}
-        )  # n24: total multiplicity by what it shares with its sibling
-        self.scalar3_by_all = {}  # scalar3 by the variables it shares with its parent
-        self.scalar3_count_by_all = (
-            {}
-        )  # scalar3: total multiplicity by what it shares with its sibling
-        self.n26_count_by_all = (
-            {}
-        )  # n26: total multiplicity by what it shares with its sibling
-        self.scalar2_by_all = {}  # scalar2 by the variables it shares with its parent
-        self.scalar2_count_by_all = (
-            {}
-        )  # scalar2: total multiplicity by what it shares with its sibling
-        self.scalar1_by_all = {}  # scalar1 by the variables it shares with its parent
-        self.scalar1_count_by_all = (
-            {}
-        )  # scalar1: total multiplicity by what it shares with its sibling
-        self.scalar14_by_all = {}  # scalar14 by the variables it shares with its parent
-        self.scalar14_count_by_all = (
-            {}
-        )  # scalar14: total multiplicity by what it shares with its sibling
-        self.scalar15_by_all = {}  # scalar15 by the variables it shares with its parent
-        self.scalar15_count_by_all = (
-            {}
-        )  # scalar15: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_all = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_all = {}
+        # n3 by the variables it shares with its parent
+        self.n3_by_all = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_all = {}
+        # scalar13 projected on scalar13_v, by what it shares with its sibling
+        self.scalar13___scalar13_v_by_all = {}
+        # reason: total multiplicity by what it shares with its sibling
+        self.reason_count_by_all = {}
+        # n6: total multiplicity by what it shares with its sibling
+        self.n6_count_by_all = {}
+        # scalar12 by the variables it shares with its parent
+        self.scalar12_by_all = {}
+        # scalar12: total multiplicity by what it shares with its sibling
+        self.scalar12_count_by_all = {}
+        # n8: total multiplicity by what it shares with its sibling
+        self.n8_count_by_all = {}
+        # scalar11 by the variables it shares with its parent
+        self.scalar11_by_all = {}
+        # scalar11: total multiplicity by what it shares with its sibling
+        self.scalar11_count_by_all = {}
+        # n10: total multiplicity by what it shares with its sibling
+        self.n10_count_by_all = {}
+        # scalar10 by the variables it shares with its parent
+        self.scalar10_by_all = {}
+        # scalar10: total multiplicity by what it shares with its sibling
+        self.scalar10_count_by_all = {}
+        # n12: total multiplicity by what it shares with its sibling
+        self.n12_count_by_all = {}
+        # scalar9 by the variables it shares with its parent
+        self.scalar9_by_all = {}
+        # scalar9: total multiplicity by what it shares with its sibling
+        self.scalar9_count_by_all = {}
+        # n14: total multiplicity by what it shares with its sibling
+        self.n14_count_by_all = {}
+        # scalar8 by the variables it shares with its parent
+        self.scalar8_by_all = {}
+        # scalar8: total multiplicity by what it shares with its sibling
+        self.scalar8_count_by_all = {}
+        # n16: total multiplicity by what it shares with its sibling
+        self.n16_count_by_all = {}
+        # scalar7 by the variables it shares with its parent
+        self.scalar7_by_all = {}
+        # scalar7: total multiplicity by what it shares with its sibling
+        self.scalar7_count_by_all = {}
+        # n18: total multiplicity by what it shares with its sibling
+        self.n18_count_by_all = {}
+        # scalar6 by the variables it shares with its parent
+        self.scalar6_by_all = {}
+        # scalar6: total multiplicity by what it shares with its sibling
+        self.scalar6_count_by_all = {}
+        # n20: total multiplicity by what it shares with its sibling
+        self.n20_count_by_all = {}
+        # scalar5 by the variables it shares with its parent
+        self.scalar5_by_all = {}
+        # scalar5: total multiplicity by what it shares with its sibling
+        self.scalar5_count_by_all = {}
+        # n22: total multiplicity by what it shares with its sibling
+        self.n22_count_by_all = {}
+        # scalar4 by the variables it shares with its parent
+        self.scalar4_by_all = {}
+        # scalar4: total multiplicity by what it shares with its sibling
+        self.scalar4_count_by_all = {}
+        # n24: total multiplicity by what it shares with its sibling
+        self.n24_count_by_all = {}
+        # scalar3 by the variables it shares with its parent
+        self.scalar3_by_all = {}
+        # scalar3: total multiplicity by what it shares with its sibling
+        self.scalar3_count_by_all = {}
+        # n26: total multiplicity by what it shares with its sibling
+        self.n26_count_by_all = {}
+        # scalar2 by the variables it shares with its parent
+        self.scalar2_by_all = {}
+        # scalar2: total multiplicity by what it shares with its sibling
+        self.scalar2_count_by_all = {}
+        # scalar1 by the variables it shares with its parent
+        self.scalar1_by_all = {}
+        # scalar1: total multiplicity by what it shares with its sibling
+        self.scalar1_count_by_all = {}
+        # scalar14 by the variables it shares with its parent
+        self.scalar14_by_all = {}
+        # scalar14: total multiplicity by what it shares with its sibling
+        self.scalar14_count_by_all = {}
+        # scalar15 by the variables it shares with its parent
+        self.scalar15_by_all = {}
+        # scalar15: total multiplicity by what it shares with its sibling
+        self.scalar15_count_by_all = {}
         self._appliers = {
             "reason": self._apply_reason,
             "store_sales": self._apply_store_sales,
@@ -7274,8 +7410,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -7288,8 +7426,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -13192,9 +13332,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

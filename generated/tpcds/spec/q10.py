@@ -174,7 +174,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_in_1():
@@ -355,13 +360,12 @@ def _make_in_1():
                 ) -> None:
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = (
-                        {}
-                    )  # web_sales projected on ws_bill_customer_sk, by what it shares with its sibling
-                    self.date_dim_count_by_ws_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # web_sales projected on ws_bill_customer_sk, by what it shares with its sibling
+                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ws_sold_date_sk = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "date_dim": self._apply_date_dim,
@@ -385,8 +389,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -399,8 +405,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -861,9 +869,10 @@ def _make_in_1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1072,13 +1081,12 @@ def _make_in_1():
                 ) -> None:
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on cs_ship_customer_sk, by what it shares with its sibling
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # catalog_sales projected on cs_ship_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
@@ -1102,8 +1110,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1116,8 +1126,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1578,9 +1590,10 @@ def _make_in_1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1846,7 +1859,8 @@ def _make_in_1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.or__root = {}  # root or_: its tuples
+            # root or_: its tuples
+            self.or__root = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
@@ -1874,8 +1888,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1888,8 +1904,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2083,9 +2101,10 @@ def _make_in_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2280,13 +2299,12 @@ def _make_exists_2():
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                {}
-            )  # store_sales projected on ss_customer_sk, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # store_sales projected on ss_customer_sk, by what it shares with its sibling
+            self.store_sales_ss_customer_sk_by_ss_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -2310,8 +2328,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2324,8 +2344,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2763,9 +2785,10 @@ def _make_exists_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3054,31 +3077,26 @@ class View:
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.customer_demographics_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
+        # root n0: its tuples
+        self.n0_root = {}
+        # customer_demographics projected on cd_gender, cd_marital_status, cd_education_status, cd_purchase_estimate, cd_credit_rating, cd_dep_count, cd_dep_employed_count, cd_dep_college_count, by what it shares with its sibling
         self.customer_demographics_cd_gender_cd_marital_status_cd_education_status_cd_purchase_estimate_cd_credit_rating_cd_dep_count_cd_dep_employed_count_cd_dep_college_count_by_c_current_cdemo_sk = (
             {}
-        )  # customer_demographics projected on cd_gender, cd_marital_status, cd_education_status, cd_purchase_estimate, cd_credit_rating, cd_dep_count, cd_dep_employed_count, cd_dep_college_count, by what it shares with its sibling
-        self.n3_count_by_c_current_cdemo_sk = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_c_current_cdemo_sk_by_c_current_addr_sk = (
-            {}
-        )  # n4 projected on c_current_cdemo_sk, by what it shares with its sibling
-        self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk = (
-            {}
-        )  # c projected on c_current_cdemo_sk, c_current_addr_sk, by what it shares with its sibling
-        self.n6_count_by_c_customer_sk = (
-            {}
-        )  # n6: total multiplicity by what it shares with its sibling
-        self.exists2_count_by_c_customer_sk = (
-            {}
-        )  # exists2: total multiplicity by what it shares with its sibling
-        self.in1_count_by_c_customer_sk = (
-            {}
-        )  # in1: total multiplicity by what it shares with its sibling
-        self.ca_count_by_c_current_addr_sk = (
-            {}
-        )  # ca: total multiplicity by what it shares with its sibling
+        )
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_c_current_cdemo_sk = {}
+        # n4 projected on c_current_cdemo_sk, by what it shares with its sibling
+        self.n4_c_current_cdemo_sk_by_c_current_addr_sk = {}
+        # c projected on c_current_cdemo_sk, c_current_addr_sk, by what it shares with its sibling
+        self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk = {}
+        # n6: total multiplicity by what it shares with its sibling
+        self.n6_count_by_c_customer_sk = {}
+        # exists2: total multiplicity by what it shares with its sibling
+        self.exists2_count_by_c_customer_sk = {}
+        # in1: total multiplicity by what it shares with its sibling
+        self.in1_count_by_c_customer_sk = {}
+        # ca: total multiplicity by what it shares with its sibling
+        self.ca_count_by_c_current_addr_sk = {}
         self._appliers = {
             "customer": self._apply_customer,
             "customer_address": self._apply_customer_address,
@@ -3121,8 +3139,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3135,8 +3155,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4891,9 +4913,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -4909,11 +4932,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

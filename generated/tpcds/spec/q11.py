@@ -314,9 +314,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -432,29 +435,24 @@ def _make_derived1():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -485,8 +483,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -499,8 +499,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1818,9 +1820,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1853,7 +1856,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -2013,9 +2016,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -2142,29 +2148,24 @@ def _make_derived1():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -2195,8 +2196,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -2209,8 +2212,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3526,9 +3531,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3561,7 +3567,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3793,9 +3799,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -3911,29 +3920,24 @@ def _make_derived2():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -3964,8 +3968,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -3978,8 +3984,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -5297,9 +5305,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -5332,7 +5341,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -5492,9 +5501,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -5621,29 +5633,24 @@ def _make_derived2():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -5674,8 +5681,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -5688,8 +5697,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -7005,9 +7016,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -7040,7 +7052,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -7272,9 +7284,12 @@ def _make_derived3():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -7390,29 +7405,24 @@ def _make_derived3():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -7443,8 +7453,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -7457,8 +7469,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -8776,9 +8790,10 @@ def _make_derived3():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -8811,7 +8826,7 @@ def _make_derived3():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -8971,9 +8986,12 @@ def _make_derived3():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -9100,29 +9118,24 @@ def _make_derived3():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -9153,8 +9166,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -9167,8 +9182,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -10484,9 +10501,10 @@ def _make_derived3():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -10519,7 +10537,7 @@ def _make_derived3():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -10751,9 +10769,12 @@ def _make_derived4():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -10869,29 +10890,24 @@ def _make_derived4():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -10922,8 +10938,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -10936,8 +10954,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -12255,9 +12275,10 @@ def _make_derived4():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -12290,7 +12311,7 @@ def _make_derived4():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -12450,9 +12471,12 @@ def _make_derived4():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -12579,29 +12603,24 @@ def _make_derived4():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -12632,8 +12651,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -12646,8 +12667,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -13963,9 +13986,10 @@ def _make_derived4():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -13998,7 +14022,7 @@ def _make_derived4():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -14296,37 +14320,28 @@ class View:
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.derived3_rows = {}  # input rows: row -> multiplicity
         self.derived4_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_customer_id = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_customer_id = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.t_s_firstyear_by_customer_id = (
-            {}
-        )  # t_s_firstyear by the variables it shares with its parent
-        self.t_s_firstyear_count_by_customer_id = (
-            {}
-        )  # t_s_firstyear: total multiplicity by what it shares with its sibling
-        self.t_s_secyear_by_customer_id = (
-            {}
-        )  # t_s_secyear by the variables it shares with its parent
-        self.t_s_secyear_count_by_customer_id = (
-            {}
-        )  # t_s_secyear: total multiplicity by what it shares with its sibling
-        self.t_w_firstyear_by_customer_id = (
-            {}
-        )  # t_w_firstyear by the variables it shares with its parent
-        self.t_w_firstyear_count_by_customer_id = (
-            {}
-        )  # t_w_firstyear: total multiplicity by what it shares with its sibling
-        self.t_w_secyear_by_customer_id = (
-            {}
-        )  # t_w_secyear by the variables it shares with its parent
-        self.t_w_secyear_count_by_customer_id = (
-            {}
-        )  # t_w_secyear: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_customer_id = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_customer_id = {}
+        # t_s_firstyear by the variables it shares with its parent
+        self.t_s_firstyear_by_customer_id = {}
+        # t_s_firstyear: total multiplicity by what it shares with its sibling
+        self.t_s_firstyear_count_by_customer_id = {}
+        # t_s_secyear by the variables it shares with its parent
+        self.t_s_secyear_by_customer_id = {}
+        # t_s_secyear: total multiplicity by what it shares with its sibling
+        self.t_s_secyear_count_by_customer_id = {}
+        # t_w_firstyear by the variables it shares with its parent
+        self.t_w_firstyear_by_customer_id = {}
+        # t_w_firstyear: total multiplicity by what it shares with its sibling
+        self.t_w_firstyear_count_by_customer_id = {}
+        # t_w_secyear by the variables it shares with its parent
+        self.t_w_secyear_by_customer_id = {}
+        # t_w_secyear: total multiplicity by what it shares with its sibling
+        self.t_w_secyear_count_by_customer_id = {}
         self._appliers = {
             "customer": self._apply_customer,
             "store_sales": self._apply_store_sales,
@@ -14373,8 +14388,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -14387,8 +14404,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -15408,9 +15427,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

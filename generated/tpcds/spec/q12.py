@@ -239,9 +239,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -359,19 +362,18 @@ def _make_derived1():
             self.web_sales_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
+            # root n0: its tuples
+            self.n0_root = {}
+            # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
             self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk = (
                 {}
-            )  # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
-            self.n3_count_by_ws_item_sk = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.web_sales_ws_item_sk_by_ws_sold_date_sk = (
-                {}
-            )  # web_sales projected on ws_item_sk, by what it shares with its sibling
-            self.date_dim_count_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            )
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_ws_item_sk = {}
+            # web_sales projected on ws_item_sk, by what it shares with its sibling
+            self.web_sales_ws_item_sk_by_ws_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ws_sold_date_sk = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "item": self._apply_item,
@@ -398,8 +400,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -412,8 +416,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1575,9 +1581,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1586,11 +1593,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1713,9 +1721,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -1787,9 +1798,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1909,19 +1923,18 @@ def _make_derived2():
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
+                # root n0: its tuples
+                self.n0_root = {}
+                # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
                 self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ws_item_sk = (
                     {}
-                )  # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
-                self.n3_count_by_ws_item_sk = (
-                    {}
-                )  # n3: total multiplicity by what it shares with its sibling
-                self.web_sales_ws_item_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on ws_item_sk, by what it shares with its sibling
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                )
+                # n3: total multiplicity by what it shares with its sibling
+                self.n3_count_by_ws_item_sk = {}
+                # web_sales projected on ws_item_sk, by what it shares with its sibling
+                self.web_sales_ws_item_sk_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "item": self._apply_item,
@@ -1948,8 +1961,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1962,8 +1977,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3179,9 +3196,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3190,11 +3208,12 @@ def _make_derived2():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -3390,7 +3409,8 @@ def _make_derived2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.rows_2_root = {}  # root rows_2: its tuples
+            # root rows_2: its tuples
+            self.rows_2_root = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "item": self._apply_item,
@@ -3419,8 +3439,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3433,8 +3455,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3642,9 +3666,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3653,11 +3678,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3839,19 +3865,16 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.windowed_by___c4 = (
-            {}
-        )  # windowed by the variables it shares with its parent
-        self.windowed_count_by___c4 = (
-            {}
-        )  # windowed: total multiplicity by what it shares with its sibling
-        self.partition1_by___c4 = (
-            {}
-        )  # partition1 by the variables it shares with its parent
-        self.partition1_count_by___c4 = (
-            {}
-        )  # partition1: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # windowed by the variables it shares with its parent
+        self.windowed_by___c4 = {}
+        # windowed: total multiplicity by what it shares with its sibling
+        self.windowed_count_by___c4 = {}
+        # partition1 by the variables it shares with its parent
+        self.partition1_by___c4 = {}
+        # partition1: total multiplicity by what it shares with its sibling
+        self.partition1_count_by___c4 = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "item": self._apply_item,
@@ -3885,8 +3908,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3899,8 +3924,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4234,9 +4261,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

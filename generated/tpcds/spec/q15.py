@@ -153,7 +153,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -280,35 +285,28 @@ class View:
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_cs_bill_customer_sk = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_cs_bill_customer_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.customer = {}  # customer: its tuples
-        self.customer_cs_bill_customer_sk_by_c_current_addr_sk = (
-            {}
-        )  # customer projected on cs_bill_customer_sk, by what it shares with its sibling
-        self.customer_address_by_c_current_addr_sk = (
-            {}
-        )  # customer_address by the variables it shares with its parent
-        self.customer_address_count_by_c_current_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
-        self.n4_by_cs_bill_customer_sk = (
-            {}
-        )  # n4 by the variables it shares with its parent
-        self.n4_count_by_cs_bill_customer_sk = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk = (
-            {}
-        )  # catalog_sales projected on cs_bill_customer_sk, cs_sales_price, by what it shares with its sibling
-        self.date_dim_count_by_cs_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_cs_bill_customer_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_cs_bill_customer_sk = {}
+        # customer: its tuples
+        self.customer = {}
+        # customer projected on cs_bill_customer_sk, by what it shares with its sibling
+        self.customer_cs_bill_customer_sk_by_c_current_addr_sk = {}
+        # customer_address by the variables it shares with its parent
+        self.customer_address_by_c_current_addr_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_c_current_addr_sk = {}
+        # n4 by the variables it shares with its parent
+        self.n4_by_cs_bill_customer_sk = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_cs_bill_customer_sk = {}
+        # catalog_sales projected on cs_bill_customer_sk, cs_sales_price, by what it shares with its sibling
+        self.catalog_sales_cs_bill_customer_sk_cs_sales_price_by_cs_sold_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_cs_sold_date_sk = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "customer": self._apply_customer,
@@ -343,8 +341,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -357,8 +357,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1996,9 +1998,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -2037,7 +2040,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -175,7 +175,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_exists_1():
@@ -277,7 +282,8 @@ def _make_exists_1():
             push: bool = False,
         ) -> None:
             self.catalog_sales_rows = {}  # input rows: row -> multiplicity
-            self.cs2_root = {}  # root cs2: its tuples
+            # root cs2: its tuples
+            self.cs2_root = {}
             self._appliers = {"catalog_sales": self._apply_catalog_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "catalog_sales": self._batch_catalog_sales
@@ -297,8 +303,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -311,8 +319,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -531,9 +541,10 @@ def _make_exists_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -692,7 +703,8 @@ def _make_exists_2():
             push: bool = False,
         ) -> None:
             self.catalog_returns_rows = {}  # input rows: row -> multiplicity
-            self.cr1_root = {}  # root cr1: its tuples
+            # root cr1: its tuples
+            self.cr1_root = {}
             self._appliers = {"catalog_returns": self._apply_catalog_returns}
             self._batchers = {  # update() of several rows: summed per key first
                 "catalog_returns": self._batch_catalog_returns
@@ -712,8 +724,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -726,8 +740,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -943,9 +959,10 @@ def _make_exists_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1179,25 +1196,22 @@ class View:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.call_center_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_cs_order_number_by_cs_call_center_sk = (
-            {}
-        )  # n2 projected on cs_order_number, by what it shares with its sibling
-        self.n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk = (
-            {}
-        )  # n3 projected on cs_call_center_sk, cs_order_number, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2 projected on cs_order_number, by what it shares with its sibling
+        self.n2_cs_order_number_by_cs_call_center_sk = {}
+        # n3 projected on cs_call_center_sk, cs_order_number, by what it shares with its sibling
+        self.n3_cs_call_center_sk_cs_order_number_by_cs_ship_addr_sk = {}
+        # cs1 projected on cs_ship_addr_sk, cs_call_center_sk, cs_order_number, by what it shares with its sibling
         self.cs1_cs_ship_addr_sk_cs_call_center_sk_cs_order_number_by_cs_ship_date_sk = (
             {}
-        )  # cs1 projected on cs_ship_addr_sk, cs_call_center_sk, cs_order_number, by what it shares with its sibling
-        self.date_dim_count_by_cs_ship_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.customer_address_count_by_cs_ship_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
-        self.call_center_count_by_cs_call_center_sk = (
-            {}
-        )  # call_center: total multiplicity by what it shares with its sibling
+        )
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_cs_ship_date_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_cs_ship_addr_sk = {}
+        # call_center: total multiplicity by what it shares with its sibling
+        self.call_center_count_by_cs_call_center_sk = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "date_dim": self._apply_date_dim,
@@ -1261,8 +1275,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1275,8 +1291,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2872,9 +2890,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -2917,7 +2936,7 @@ class View:
                     else self._group_row(entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -371,9 +371,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -579,57 +582,50 @@ def _make_derived1():
                             )  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.n1_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n1 by the variables it shares with its parent
-                            self.n1_count_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n1: total multiplicity by what it shares with its sibling
-                            self.n2 = {}  # n2: its tuples
-                            self.n2_cs_bill_customer_sk_by_c_current_addr_sk = (
-                                {}
-                            )  # n2 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # n1 by the variables it shares with its parent
+                            self.n1_by_cs_bill_customer_sk = {}
+                            # n1: total multiplicity by what it shares with its sibling
+                            self.n1_count_by_cs_bill_customer_sk = {}
+                            # n2: its tuples
+                            self.n2 = {}
+                            # n2 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            self.n2_cs_bill_customer_sk_by_c_current_addr_sk = {}
+                            # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
                             self.customer_cs_bill_customer_sk_c_current_addr_sk_by_cd_demo_sk = (
                                 {}
-                            )  # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
-                            self.cd2_count_by_cd_demo_sk = (
-                                {}
-                            )  # cd2: total multiplicity by what it shares with its sibling
-                            self.customer_address_by_c_current_addr_sk = (
-                                {}
-                            )  # customer_address by the variables it shares with its parent
-                            self.customer_address_count_by_c_current_addr_sk = (
-                                {}
-                            )  # customer_address: total multiplicity by what it shares with its sibling
-                            self.n7_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n7 by the variables it shares with its parent
-                            self.n7_count_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n7: total multiplicity by what it shares with its sibling
-                            self.n8 = {}  # n8: its tuples
-                            self.n8_cs_bill_customer_sk_by_cs_item_sk = (
-                                {}
-                            )  # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            )
+                            # cd2: total multiplicity by what it shares with its sibling
+                            self.cd2_count_by_cd_demo_sk = {}
+                            # customer_address by the variables it shares with its parent
+                            self.customer_address_by_c_current_addr_sk = {}
+                            # customer_address: total multiplicity by what it shares with its sibling
+                            self.customer_address_count_by_c_current_addr_sk = {}
+                            # n7 by the variables it shares with its parent
+                            self.n7_by_cs_bill_customer_sk = {}
+                            # n7: total multiplicity by what it shares with its sibling
+                            self.n7_count_by_cs_bill_customer_sk = {}
+                            # n8: its tuples
+                            self.n8 = {}
+                            # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            self.n8_cs_bill_customer_sk_by_cs_item_sk = {}
+                            # n10 projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
                             self.n10_cs_bill_customer_sk_cs_item_sk_by_cs_bill_cdemo_sk = (
                                 {}
-                            )  # n10 projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
+                            )
+                            # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                             self.catalog_sales_cs_bill_customer_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                                 {}
-                            )  # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
-                            self.date_dim_count_by_cs_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.cd1_count_by_cs_bill_cdemo_sk = (
-                                {}
-                            )  # cd1: total multiplicity by what it shares with its sibling
-                            self.item_by_cs_item_sk = (
-                                {}
-                            )  # item by the variables it shares with its parent
-                            self.item_count_by_cs_item_sk = (
-                                {}
-                            )  # item: total multiplicity by what it shares with its sibling
+                            )
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_cs_sold_date_sk = {}
+                            # cd1: total multiplicity by what it shares with its sibling
+                            self.cd1_count_by_cs_bill_cdemo_sk = {}
+                            # item by the variables it shares with its parent
+                            self.item_by_cs_item_sk = {}
+                            # item: total multiplicity by what it shares with its sibling
+                            self.item_count_by_cs_item_sk = {}
                             self._appliers = {
                                 "catalog_sales": self._apply_catalog_sales,
                                 "customer_demographics": self._apply_customer_demographics,
@@ -668,8 +664,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -682,8 +680,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -8547,9 +8547,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -8594,7 +8595,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -8839,9 +8840,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -9047,57 +9051,50 @@ def _make_derived1():
                             )  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.n1_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n1 by the variables it shares with its parent
-                            self.n1_count_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n1: total multiplicity by what it shares with its sibling
-                            self.n2 = {}  # n2: its tuples
-                            self.n2_cs_bill_customer_sk_by_c_current_addr_sk = (
-                                {}
-                            )  # n2 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # n1 by the variables it shares with its parent
+                            self.n1_by_cs_bill_customer_sk = {}
+                            # n1: total multiplicity by what it shares with its sibling
+                            self.n1_count_by_cs_bill_customer_sk = {}
+                            # n2: its tuples
+                            self.n2 = {}
+                            # n2 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            self.n2_cs_bill_customer_sk_by_c_current_addr_sk = {}
+                            # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
                             self.customer_cs_bill_customer_sk_c_current_addr_sk_by_cd_demo_sk = (
                                 {}
-                            )  # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
-                            self.cd2_count_by_cd_demo_sk = (
-                                {}
-                            )  # cd2: total multiplicity by what it shares with its sibling
-                            self.customer_address_by_c_current_addr_sk = (
-                                {}
-                            )  # customer_address by the variables it shares with its parent
-                            self.customer_address_count_by_c_current_addr_sk = (
-                                {}
-                            )  # customer_address: total multiplicity by what it shares with its sibling
-                            self.n7_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n7 by the variables it shares with its parent
-                            self.n7_count_by_cs_bill_customer_sk = (
-                                {}
-                            )  # n7: total multiplicity by what it shares with its sibling
-                            self.n8 = {}  # n8: its tuples
-                            self.n8_cs_bill_customer_sk_by_cs_item_sk = (
-                                {}
-                            )  # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            )
+                            # cd2: total multiplicity by what it shares with its sibling
+                            self.cd2_count_by_cd_demo_sk = {}
+                            # customer_address by the variables it shares with its parent
+                            self.customer_address_by_c_current_addr_sk = {}
+                            # customer_address: total multiplicity by what it shares with its sibling
+                            self.customer_address_count_by_c_current_addr_sk = {}
+                            # n7 by the variables it shares with its parent
+                            self.n7_by_cs_bill_customer_sk = {}
+                            # n7: total multiplicity by what it shares with its sibling
+                            self.n7_count_by_cs_bill_customer_sk = {}
+                            # n8: its tuples
+                            self.n8 = {}
+                            # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
+                            self.n8_cs_bill_customer_sk_by_cs_item_sk = {}
+                            # n10 projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
                             self.n10_cs_bill_customer_sk_cs_item_sk_by_cs_bill_cdemo_sk = (
                                 {}
-                            )  # n10 projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
+                            )
+                            # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                             self.catalog_sales_cs_bill_customer_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                                 {}
-                            )  # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
-                            self.date_dim_count_by_cs_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.cd1_count_by_cs_bill_cdemo_sk = (
-                                {}
-                            )  # cd1: total multiplicity by what it shares with its sibling
-                            self.item_by_cs_item_sk = (
-                                {}
-                            )  # item by the variables it shares with its parent
-                            self.item_count_by_cs_item_sk = (
-                                {}
-                            )  # item: total multiplicity by what it shares with its sibling
+                            )
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_cs_sold_date_sk = {}
+                            # cd1: total multiplicity by what it shares with its sibling
+                            self.cd1_count_by_cs_bill_cdemo_sk = {}
+                            # item by the variables it shares with its parent
+                            self.item_by_cs_item_sk = {}
+                            # item: total multiplicity by what it shares with its sibling
+                            self.item_count_by_cs_item_sk = {}
                             self._appliers = {
                                 "catalog_sales": self._apply_catalog_sales,
                                 "customer_demographics": self._apply_customer_demographics,
@@ -9136,8 +9133,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -9150,8 +9149,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -16946,9 +16947,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -16993,7 +16995,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -17327,9 +17329,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 def _exact(x):
                     """A finite number as an integer count of 2**-1074, which every double
@@ -17533,57 +17538,48 @@ def _make_derived1():
                         )  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_cs_bill_customer_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_cs_bill_customer_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.n2 = {}  # n2: its tuples
-                        self.n2_cs_bill_customer_sk_by_c_current_addr_sk = (
-                            {}
-                        )  # n2 projected on cs_bill_customer_sk, by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_cs_bill_customer_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_cs_bill_customer_sk = {}
+                        # n2: its tuples
+                        self.n2 = {}
+                        # n2 projected on cs_bill_customer_sk, by what it shares with its sibling
+                        self.n2_cs_bill_customer_sk_by_c_current_addr_sk = {}
+                        # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
                         self.customer_cs_bill_customer_sk_c_current_addr_sk_by_cd_demo_sk = (
                             {}
-                        )  # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
-                        self.cd2_count_by_cd_demo_sk = (
-                            {}
-                        )  # cd2: total multiplicity by what it shares with its sibling
-                        self.customer_address_by_c_current_addr_sk = (
-                            {}
-                        )  # customer_address by the variables it shares with its parent
-                        self.customer_address_count_by_c_current_addr_sk = (
-                            {}
-                        )  # customer_address: total multiplicity by what it shares with its sibling
-                        self.n7_by_cs_bill_customer_sk = (
-                            {}
-                        )  # n7 by the variables it shares with its parent
-                        self.n7_count_by_cs_bill_customer_sk = (
-                            {}
-                        )  # n7: total multiplicity by what it shares with its sibling
-                        self.n8 = {}  # n8: its tuples
-                        self.n8_cs_bill_customer_sk_by_cs_item_sk = (
-                            {}
-                        )  # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
-                        self.n10_cs_bill_customer_sk_cs_item_sk_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # n10 projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # cd2: total multiplicity by what it shares with its sibling
+                        self.cd2_count_by_cd_demo_sk = {}
+                        # customer_address by the variables it shares with its parent
+                        self.customer_address_by_c_current_addr_sk = {}
+                        # customer_address: total multiplicity by what it shares with its sibling
+                        self.customer_address_count_by_c_current_addr_sk = {}
+                        # n7 by the variables it shares with its parent
+                        self.n7_by_cs_bill_customer_sk = {}
+                        # n7: total multiplicity by what it shares with its sibling
+                        self.n7_count_by_cs_bill_customer_sk = {}
+                        # n8: its tuples
+                        self.n8 = {}
+                        # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
+                        self.n8_cs_bill_customer_sk_by_cs_item_sk = {}
+                        # n10 projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
+                        self.n10_cs_bill_customer_sk_cs_item_sk_by_cs_bill_cdemo_sk = {}
+                        # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.catalog_sales_cs_bill_customer_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
-                        self.date_dim_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.cd1_count_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # cd1: total multiplicity by what it shares with its sibling
-                        self.item_by_cs_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_cs_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
+                        )
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_cs_sold_date_sk = {}
+                        # cd1: total multiplicity by what it shares with its sibling
+                        self.cd1_count_by_cs_bill_cdemo_sk = {}
+                        # item by the variables it shares with its parent
+                        self.item_by_cs_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_cs_item_sk = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "customer_demographics": self._apply_customer_demographics,
@@ -17622,8 +17618,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -17636,8 +17634,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -24965,9 +24965,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -25012,7 +25013,7 @@ def _make_derived1():
                                     else self._group_row(*group, entry[0], entry)
                                 )
                                 old = reported.get(group)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -25338,9 +25339,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _exact(x):
                 """A finite number as an integer count of 2**-1074, which every double
@@ -25541,43 +25545,36 @@ def _make_derived1():
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.item_i_item_id_by_cs_item_sk = (
-                        {}
-                    )  # item projected on i_item_id, by what it shares with its sibling
-                    self.n3_count_by_cs_item_sk = (
-                        {}
-                    )  # n3: total multiplicity by what it shares with its sibling
-                    self.n4_cs_item_sk_by_cs_bill_cdemo_sk = (
-                        {}
-                    )  # n4 projected on cs_item_sk, by what it shares with its sibling
-                    self.n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_customer_sk = (
-                        {}
-                    )  # n5 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # item projected on i_item_id, by what it shares with its sibling
+                    self.item_i_item_id_by_cs_item_sk = {}
+                    # n3: total multiplicity by what it shares with its sibling
+                    self.n3_count_by_cs_item_sk = {}
+                    # n4 projected on cs_item_sk, by what it shares with its sibling
+                    self.n4_cs_item_sk_by_cs_bill_cdemo_sk = {}
+                    # n5 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                    self.n5_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_customer_sk = {}
+                    # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                     self.catalog_sales_cs_bill_customer_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                         {}
-                    )  # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.n8_count_by_cs_bill_customer_sk = (
-                        {}
-                    )  # n8: total multiplicity by what it shares with its sibling
-                    self.n9_cs_bill_customer_sk_by_c_current_addr_sk = (
-                        {}
-                    )  # n9 projected on cs_bill_customer_sk, by what it shares with its sibling
+                    )
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # n8: total multiplicity by what it shares with its sibling
+                    self.n8_count_by_cs_bill_customer_sk = {}
+                    # n9 projected on cs_bill_customer_sk, by what it shares with its sibling
+                    self.n9_cs_bill_customer_sk_by_c_current_addr_sk = {}
+                    # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
                     self.customer_cs_bill_customer_sk_c_current_addr_sk_by_cd_demo_sk = (
                         {}
-                    )  # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
-                    self.cd2_count_by_cd_demo_sk = (
-                        {}
-                    )  # cd2: total multiplicity by what it shares with its sibling
-                    self.customer_address_count_by_c_current_addr_sk = (
-                        {}
-                    )  # customer_address: total multiplicity by what it shares with its sibling
-                    self.cd1_count_by_cs_bill_cdemo_sk = (
-                        {}
-                    )  # cd1: total multiplicity by what it shares with its sibling
+                    )
+                    # cd2: total multiplicity by what it shares with its sibling
+                    self.cd2_count_by_cd_demo_sk = {}
+                    # customer_address: total multiplicity by what it shares with its sibling
+                    self.customer_address_count_by_c_current_addr_sk = {}
+                    # cd1: total multiplicity by what it shares with its sibling
+                    self.cd1_count_by_cs_bill_cdemo_sk = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "customer_demographics": self._apply_customer_demographics,
@@ -25610,8 +25607,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -25624,8 +25623,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -30642,9 +30643,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -30653,11 +30655,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -30957,9 +30960,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _exact(x):
             """A finite number as an integer count of 2**-1074, which every double
@@ -31162,43 +31168,34 @@ def _make_derived1():
                 self.customer_address_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n2_count_by_cs_bill_customer_sk = (
-                    {}
-                )  # n2: total multiplicity by what it shares with its sibling
-                self.n3_cs_bill_customer_sk_by_c_current_addr_sk = (
-                    {}
-                )  # n3 projected on cs_bill_customer_sk, by what it shares with its sibling
-                self.customer_cs_bill_customer_sk_c_current_addr_sk_by_cd_demo_sk = (
-                    {}
-                )  # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
-                self.cd2_count_by_cd_demo_sk = (
-                    {}
-                )  # cd2: total multiplicity by what it shares with its sibling
-                self.customer_address_count_by_c_current_addr_sk = (
-                    {}
-                )  # customer_address: total multiplicity by what it shares with its sibling
-                self.n7_count_by_cs_bill_customer_sk = (
-                    {}
-                )  # n7: total multiplicity by what it shares with its sibling
-                self.n8_cs_bill_customer_sk_by_cs_bill_cdemo_sk = (
-                    {}
-                )  # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
-                self.n9_cs_bill_customer_sk_cs_bill_cdemo_sk_by_cs_item_sk = (
-                    {}
-                )  # n9 projected on cs_bill_customer_sk, cs_bill_cdemo_sk, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n2: total multiplicity by what it shares with its sibling
+                self.n2_count_by_cs_bill_customer_sk = {}
+                # n3 projected on cs_bill_customer_sk, by what it shares with its sibling
+                self.n3_cs_bill_customer_sk_by_c_current_addr_sk = {}
+                # customer projected on cs_bill_customer_sk, c_current_addr_sk, by what it shares with its sibling
+                self.customer_cs_bill_customer_sk_c_current_addr_sk_by_cd_demo_sk = {}
+                # cd2: total multiplicity by what it shares with its sibling
+                self.cd2_count_by_cd_demo_sk = {}
+                # customer_address: total multiplicity by what it shares with its sibling
+                self.customer_address_count_by_c_current_addr_sk = {}
+                # n7: total multiplicity by what it shares with its sibling
+                self.n7_count_by_cs_bill_customer_sk = {}
+                # n8 projected on cs_bill_customer_sk, by what it shares with its sibling
+                self.n8_cs_bill_customer_sk_by_cs_bill_cdemo_sk = {}
+                # n9 projected on cs_bill_customer_sk, cs_bill_cdemo_sk, by what it shares with its sibling
+                self.n9_cs_bill_customer_sk_cs_bill_cdemo_sk_by_cs_item_sk = {}
+                # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                 self.catalog_sales_cs_bill_customer_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                     {}
-                )  # catalog_sales projected on cs_bill_customer_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
-                self.date_dim_count_by_cs_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.item_count_by_cs_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
-                self.cd1_count_by_cs_bill_cdemo_sk = (
-                    {}
-                )  # cd1: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_cs_sold_date_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_cs_item_sk = {}
+                # cd1: total multiplicity by what it shares with its sibling
+                self.cd1_count_by_cs_bill_cdemo_sk = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "customer_demographics": self._apply_customer_demographics,
@@ -31238,8 +31235,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -31252,8 +31251,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -35673,9 +35674,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -35684,11 +35686,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = self._group_row(*key, _ZERO if p is None else p)
+                    p = lookup(*key)
+                    new = group_row(*key, _ZERO if p is None else p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -36038,7 +36041,8 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.set_2_root = {}  # root set_2: its tuples
+        # root set_2: its tuples
+        self.set_2_root = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "customer_demographics": self._apply_customer_demographics,
@@ -36071,8 +36075,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -36085,8 +36091,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -36396,9 +36404,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -248,9 +248,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -354,41 +357,32 @@ def _make_derived1():
             self.warehouse_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_inv_date_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_inv_date_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.n2_by_inv_date_sk_inv_item_sk = (
-                {}
-            )  # n2 by the variables it shares with its parent
-            self.n2_inv_date_sk_by_inv_item_sk = (
-                {}
-            )  # n2 projected on inv_date_sk, by what it shares with its sibling
-            self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk = (
-                {}
-            )  # inventory by the variables it shares with its parent
-            self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = (
-                {}
-            )  # inventory projected on inv_date_sk, inv_item_sk, by what it shares with its sibling
-            self.warehouse_by_inv_warehouse_sk = (
-                {}
-            )  # warehouse by the variables it shares with its parent
-            self.warehouse_count_by_inv_warehouse_sk = (
-                {}
-            )  # warehouse: total multiplicity by what it shares with its sibling
-            self.item_by_inv_item_sk = (
-                {}
-            )  # item by the variables it shares with its parent
-            self.item_count_by_inv_item_sk = (
-                {}
-            )  # item: total multiplicity by what it shares with its sibling
-            self.date_dim_by_inv_date_sk = (
-                {}
-            )  # date_dim by the variables it shares with its parent
-            self.date_dim_count_by_inv_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_inv_date_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_inv_date_sk = {}
+            # n2 by the variables it shares with its parent
+            self.n2_by_inv_date_sk_inv_item_sk = {}
+            # n2 projected on inv_date_sk, by what it shares with its sibling
+            self.n2_inv_date_sk_by_inv_item_sk = {}
+            # inventory by the variables it shares with its parent
+            self.inventory_by_inv_date_sk_inv_item_sk_inv_warehouse_sk = {}
+            # inventory projected on inv_date_sk, inv_item_sk, by what it shares with its sibling
+            self.inventory_inv_date_sk_inv_item_sk_by_inv_warehouse_sk = {}
+            # warehouse by the variables it shares with its parent
+            self.warehouse_by_inv_warehouse_sk = {}
+            # warehouse: total multiplicity by what it shares with its sibling
+            self.warehouse_count_by_inv_warehouse_sk = {}
+            # item by the variables it shares with its parent
+            self.item_by_inv_item_sk = {}
+            # item: total multiplicity by what it shares with its sibling
+            self.item_count_by_inv_item_sk = {}
+            # date_dim by the variables it shares with its parent
+            self.date_dim_by_inv_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_inv_date_sk = {}
             self._appliers = {
                 "inventory": self._apply_inventory,
                 "warehouse": self._apply_warehouse,
@@ -421,8 +415,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -435,8 +431,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2066,9 +2064,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2116,7 +2115,7 @@ def _make_derived1():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2309,7 +2308,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.x_root = {}  # root x: its tuples
+        # root x: its tuples
+        self.x_root = {}
         self._appliers = {
             "inventory": self._apply_inventory,
             "warehouse": self._apply_warehouse,
@@ -2340,8 +2340,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2354,8 +2356,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2603,9 +2607,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -249,9 +249,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     class View:
                         """The query's (T, N)-representation under inserts and deletes.
@@ -343,19 +346,18 @@ def _make_derived1():
                             self.inventory_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # item projected on i_brand, i_class, i_category, i_product_name, by what it shares with its sibling
                             self.item_i_brand_i_class_i_category_i_product_name_by_inv_item_sk = (
                                 {}
-                            )  # item projected on i_brand, i_class, i_category, i_product_name, by what it shares with its sibling
-                            self.n3_count_by_inv_item_sk = (
-                                {}
-                            )  # n3: total multiplicity by what it shares with its sibling
-                            self.inventory_inv_item_sk_by_inv_date_sk = (
-                                {}
-                            )  # inventory projected on inv_item_sk, by what it shares with its sibling
-                            self.date_dim_count_by_inv_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
+                            )
+                            # n3: total multiplicity by what it shares with its sibling
+                            self.n3_count_by_inv_item_sk = {}
+                            # inventory projected on inv_item_sk, by what it shares with its sibling
+                            self.inventory_inv_item_sk_by_inv_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_inv_date_sk = {}
                             self._appliers = {
                                 "inventory": self._apply_inventory,
                                 "date_dim": self._apply_date_dim,
@@ -388,8 +390,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -402,8 +406,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -1668,9 +1674,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -1679,11 +1686,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -1831,9 +1839,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     class View:
                         """The query's (T, N)-representation under inserts and deletes.
@@ -1925,19 +1936,16 @@ def _make_derived1():
                             self.inventory_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.item_i_brand_i_class_i_product_name_by_inv_item_sk = (
-                                {}
-                            )  # item projected on i_brand, i_class, i_product_name, by what it shares with its sibling
-                            self.n3_count_by_inv_item_sk = (
-                                {}
-                            )  # n3: total multiplicity by what it shares with its sibling
-                            self.inventory_inv_item_sk_by_inv_date_sk = (
-                                {}
-                            )  # inventory projected on inv_item_sk, by what it shares with its sibling
-                            self.date_dim_count_by_inv_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # item projected on i_brand, i_class, i_product_name, by what it shares with its sibling
+                            self.item_i_brand_i_class_i_product_name_by_inv_item_sk = {}
+                            # n3: total multiplicity by what it shares with its sibling
+                            self.n3_count_by_inv_item_sk = {}
+                            # inventory projected on inv_item_sk, by what it shares with its sibling
+                            self.inventory_inv_item_sk_by_inv_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_inv_date_sk = {}
                             self._appliers = {
                                 "inventory": self._apply_inventory,
                                 "date_dim": self._apply_date_dim,
@@ -1970,8 +1978,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -1984,8 +1994,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -3078,9 +3090,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -3089,11 +3102,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -3315,9 +3329,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -3409,19 +3426,16 @@ def _make_derived1():
                         self.inventory_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.item_i_brand_i_product_name_by_inv_item_sk = (
-                            {}
-                        )  # item projected on i_brand, i_product_name, by what it shares with its sibling
-                        self.n3_count_by_inv_item_sk = (
-                            {}
-                        )  # n3: total multiplicity by what it shares with its sibling
-                        self.inventory_inv_item_sk_by_inv_date_sk = (
-                            {}
-                        )  # inventory projected on inv_item_sk, by what it shares with its sibling
-                        self.date_dim_count_by_inv_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # item projected on i_brand, i_product_name, by what it shares with its sibling
+                        self.item_i_brand_i_product_name_by_inv_item_sk = {}
+                        # n3: total multiplicity by what it shares with its sibling
+                        self.n3_count_by_inv_item_sk = {}
+                        # inventory projected on inv_item_sk, by what it shares with its sibling
+                        self.inventory_inv_item_sk_by_inv_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_inv_date_sk = {}
                         self._appliers = {
                             "inventory": self._apply_inventory,
                             "date_dim": self._apply_date_dim,
@@ -3452,8 +3466,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -3466,8 +3482,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -4356,9 +4374,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -4367,11 +4386,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -4586,9 +4606,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -4674,19 +4697,16 @@ def _make_derived1():
                     self.inventory_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.item_i_product_name_by_inv_item_sk = (
-                        {}
-                    )  # item projected on i_product_name, by what it shares with its sibling
-                    self.n3_count_by_inv_item_sk = (
-                        {}
-                    )  # n3: total multiplicity by what it shares with its sibling
-                    self.inventory_inv_item_sk_by_inv_date_sk = (
-                        {}
-                    )  # inventory projected on inv_item_sk, by what it shares with its sibling
-                    self.date_dim_count_by_inv_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # item projected on i_product_name, by what it shares with its sibling
+                    self.item_i_product_name_by_inv_item_sk = {}
+                    # n3: total multiplicity by what it shares with its sibling
+                    self.n3_count_by_inv_item_sk = {}
+                    # inventory projected on inv_item_sk, by what it shares with its sibling
+                    self.inventory_inv_item_sk_by_inv_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_inv_date_sk = {}
                     self._appliers = {
                         "inventory": self._apply_inventory,
                         "date_dim": self._apply_date_dim,
@@ -4713,8 +4733,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -4727,8 +4749,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5524,9 +5548,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -5535,11 +5560,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -5747,9 +5773,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -5839,19 +5868,16 @@ def _make_derived1():
                 self.inventory_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n2_count_by_inv_date_sk = (
-                    {}
-                )  # n2: total multiplicity by what it shares with its sibling
-                self.inventory_inv_date_sk_by_inv_item_sk = (
-                    {}
-                )  # inventory projected on inv_date_sk, by what it shares with its sibling
-                self.item_count_by_inv_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
-                self.date_dim_count_by_inv_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n2: total multiplicity by what it shares with its sibling
+                self.n2_count_by_inv_date_sk = {}
+                # inventory projected on inv_date_sk, by what it shares with its sibling
+                self.inventory_inv_date_sk_by_inv_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_inv_item_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_inv_date_sk = {}
                 self._appliers = {
                     "inventory": self._apply_inventory,
                     "date_dim": self._apply_date_dim,
@@ -5885,8 +5911,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -5899,8 +5927,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -6588,9 +6618,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -6599,11 +6630,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = self._group_row(*key, _ZERO if p is None else p)
+                    p = lookup(*key)
+                    new = group_row(*key, _ZERO if p is None else p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -6828,7 +6860,8 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.set_2_root = {}  # root set_2: its tuples
+        # root set_2: its tuples
+        self.set_2_root = {}
         self._appliers = {
             "inventory": self._apply_inventory,
             "date_dim": self._apply_date_dim,
@@ -6858,8 +6891,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -6872,8 +6907,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -7074,9 +7111,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -159,7 +159,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -410,9 +415,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     class View:
                         """The query's (T, N)-representation under inserts and deletes.
@@ -484,13 +492,12 @@ def _make_derived1():
                                 {}
                             )  # input rows: row -> multiplicity
                             self.customer_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.customer_count_by_ss_customer_sk = (
-                                {}
-                            )  # customer: total multiplicity by what it shares with its sibling
-                            self.store_sales_count_by_ss_customer_sk = (
-                                {}
-                            )  # store_sales: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # customer: total multiplicity by what it shares with its sibling
+                            self.customer_count_by_ss_customer_sk = {}
+                            # store_sales: total multiplicity by what it shares with its sibling
+                            self.store_sales_count_by_ss_customer_sk = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -521,8 +528,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -535,8 +544,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -1141,9 +1152,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -1152,11 +1164,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -1281,9 +1294,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _div(a, b):
                         """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -1359,9 +1375,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         class View:
                             """The query's (T, N)-representation under inserts and deletes.
@@ -1468,19 +1487,16 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_count_by_ss_customer_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    {}
-                                )  # store_sales projected on ss_customer_sk, by what it shares with its sibling
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.customer_count_by_ss_customer_sk = (
-                                    {}
-                                )  # customer: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_customer_sk = {}
+                                # store_sales projected on ss_customer_sk, by what it shares with its sibling
+                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # customer: total multiplicity by what it shares with its sibling
+                                self.customer_count_by_ss_customer_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "customer": self._apply_customer,
@@ -1513,8 +1529,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -1527,8 +1545,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -2580,9 +2600,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -2591,13 +2612,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -2782,7 +2802,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
-                            self.unnamed1_root = {}  # root unnamed1: its tuples
+                            # root unnamed1: its tuples
+                            self.unnamed1_root = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -2830,8 +2851,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -2844,8 +2867,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -3082,9 +3107,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -3124,7 +3150,7 @@ def _make_derived1():
                                         else self._group_row(entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -3298,7 +3324,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.having_root = {}  # root having: its tuples
+                        # root having: its tuples
+                        self.having_root = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "customer": self._apply_customer,
@@ -3342,8 +3369,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -3356,8 +3385,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -3687,9 +3718,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -3866,7 +3898,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.best_ss_customer_root = {}  # root best_ss_customer: its tuples
+                    # root best_ss_customer: its tuples
+                    self.best_ss_customer_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "customer": self._apply_customer,
@@ -3898,8 +3931,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -3912,8 +3947,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -4118,9 +4155,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -4297,9 +4335,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -4404,29 +4445,24 @@ def _make_derived1():
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_ss_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_ss_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.store_sales = {}  # store_sales: its tuples
-                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                            {}
-                        )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                        self.date_dim_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim by the variables it shares with its parent
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.item_by_ss_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_ss_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_ss_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_ss_item_sk = {}
+                        # store_sales: its tuples
+                        self.store_sales = {}
+                        # store_sales projected on ss_item_sk, by what it shares with its sibling
+                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                        # date_dim by the variables it shares with its parent
+                        self.date_dim_by_ss_sold_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
+                        # item by the variables it shares with its parent
+                        self.item_by_ss_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_ss_item_sk = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -4461,8 +4497,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -4475,8 +4513,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -5458,9 +5498,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -5489,7 +5530,7 @@ def _make_derived1():
                                     else self._group_row(*group, entry[0], entry)
                                 )
                                 old = reported.get(group)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -5684,9 +5725,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.frequent_ss_items_root = (
-                        {}
-                    )  # root frequent_ss_items: its tuples
+                    # root frequent_ss_items: its tuples
+                    self.frequent_ss_items_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -5718,8 +5758,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -5732,8 +5774,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5938,9 +5982,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -6182,25 +6227,22 @@ def _make_derived1():
                 self.in_2_rows = {}  # input rows: row -> multiplicity
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk = (
-                    {}
-                )  # n2 projected on cs_quantity, cs_list_price, by what it shares with its sibling
-                self.n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk = (
-                    {}
-                )  # n3 projected on cs_bill_customer_sk, cs_quantity, cs_list_price, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n2 projected on cs_quantity, cs_list_price, by what it shares with its sibling
+                self.n2_cs_quantity_cs_list_price_by_cs_bill_customer_sk = {}
+                # n3 projected on cs_bill_customer_sk, cs_quantity, cs_list_price, by what it shares with its sibling
+                self.n3_cs_bill_customer_sk_cs_quantity_cs_list_price_by_cs_item_sk = {}
+                # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, cs_quantity, cs_list_price, by what it shares with its sibling
                 self.catalog_sales_cs_bill_customer_sk_cs_item_sk_cs_quantity_cs_list_price_by_cs_sold_date_sk = (
                     {}
-                )  # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, cs_quantity, cs_list_price, by what it shares with its sibling
-                self.date_dim_count_by_cs_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.in2_count_by_cs_item_sk = (
-                    {}
-                )  # in2: total multiplicity by what it shares with its sibling
-                self.in1_count_by_cs_bill_customer_sk = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_cs_sold_date_sk = {}
+                # in2: total multiplicity by what it shares with its sibling
+                self.in2_count_by_cs_item_sk = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_cs_bill_customer_sk = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "date_dim": self._apply_date_dim,
@@ -6236,8 +6278,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -6250,8 +6294,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -7248,9 +7294,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -7561,9 +7608,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     class View:
                         """The query's (T, N)-representation under inserts and deletes.
@@ -7635,13 +7685,12 @@ def _make_derived1():
                                 {}
                             )  # input rows: row -> multiplicity
                             self.customer_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.customer_count_by_ss_customer_sk = (
-                                {}
-                            )  # customer: total multiplicity by what it shares with its sibling
-                            self.store_sales_count_by_ss_customer_sk = (
-                                {}
-                            )  # store_sales: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # customer: total multiplicity by what it shares with its sibling
+                            self.customer_count_by_ss_customer_sk = {}
+                            # store_sales: total multiplicity by what it shares with its sibling
+                            self.store_sales_count_by_ss_customer_sk = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -7672,8 +7721,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -7686,8 +7737,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -8292,9 +8345,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -8303,11 +8357,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -8432,9 +8487,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _div(a, b):
                         """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -8510,9 +8568,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         class View:
                             """The query's (T, N)-representation under inserts and deletes.
@@ -8619,19 +8680,16 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_count_by_ss_customer_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    {}
-                                )  # store_sales projected on ss_customer_sk, by what it shares with its sibling
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.customer_count_by_ss_customer_sk = (
-                                    {}
-                                )  # customer: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_customer_sk = {}
+                                # store_sales projected on ss_customer_sk, by what it shares with its sibling
+                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # customer: total multiplicity by what it shares with its sibling
+                                self.customer_count_by_ss_customer_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "customer": self._apply_customer,
@@ -8664,8 +8722,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -8678,8 +8738,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -9731,9 +9793,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -9742,13 +9805,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -9933,7 +9995,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
-                            self.unnamed1_root = {}  # root unnamed1: its tuples
+                            # root unnamed1: its tuples
+                            self.unnamed1_root = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -9981,8 +10044,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -9995,8 +10060,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -10233,9 +10300,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -10275,7 +10343,7 @@ def _make_derived1():
                                         else self._group_row(entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -10449,7 +10517,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.having_root = {}  # root having: its tuples
+                        # root having: its tuples
+                        self.having_root = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "customer": self._apply_customer,
@@ -10493,8 +10562,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -10507,8 +10578,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -10838,9 +10911,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -11017,7 +11091,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.best_ss_customer_root = {}  # root best_ss_customer: its tuples
+                    # root best_ss_customer: its tuples
+                    self.best_ss_customer_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "customer": self._apply_customer,
@@ -11049,8 +11124,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -11063,8 +11140,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -11269,9 +11348,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -11448,9 +11528,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -11555,29 +11638,24 @@ def _make_derived1():
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_ss_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_ss_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.store_sales = {}  # store_sales: its tuples
-                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                            {}
-                        )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                        self.date_dim_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim by the variables it shares with its parent
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.item_by_ss_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_ss_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_ss_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_ss_item_sk = {}
+                        # store_sales: its tuples
+                        self.store_sales = {}
+                        # store_sales projected on ss_item_sk, by what it shares with its sibling
+                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                        # date_dim by the variables it shares with its parent
+                        self.date_dim_by_ss_sold_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
+                        # item by the variables it shares with its parent
+                        self.item_by_ss_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_ss_item_sk = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -11612,8 +11690,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -11626,8 +11706,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -12609,9 +12691,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -12640,7 +12723,7 @@ def _make_derived1():
                                     else self._group_row(*group, entry[0], entry)
                                 )
                                 old = reported.get(group)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -12835,9 +12918,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.frequent_ss_items_root = (
-                        {}
-                    )  # root frequent_ss_items: its tuples
+                    # root frequent_ss_items: its tuples
+                    self.frequent_ss_items_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -12869,8 +12951,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -12883,8 +12967,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -13089,9 +13175,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -13333,25 +13420,22 @@ def _make_derived1():
                 self.in_2_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk = (
-                    {}
-                )  # n2 projected on ws_quantity, ws_list_price, by what it shares with its sibling
-                self.n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk = (
-                    {}
-                )  # n3 projected on ws_bill_customer_sk, ws_quantity, ws_list_price, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n2 projected on ws_quantity, ws_list_price, by what it shares with its sibling
+                self.n2_ws_quantity_ws_list_price_by_ws_bill_customer_sk = {}
+                # n3 projected on ws_bill_customer_sk, ws_quantity, ws_list_price, by what it shares with its sibling
+                self.n3_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_item_sk = {}
+                # web_sales projected on ws_item_sk, ws_bill_customer_sk, ws_quantity, ws_list_price, by what it shares with its sibling
                 self.web_sales_ws_item_sk_ws_bill_customer_sk_ws_quantity_ws_list_price_by_ws_sold_date_sk = (
                     {}
-                )  # web_sales projected on ws_item_sk, ws_bill_customer_sk, ws_quantity, ws_list_price, by what it shares with its sibling
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.in2_count_by_ws_item_sk = (
-                    {}
-                )  # in2: total multiplicity by what it shares with its sibling
-                self.in1_count_by_ws_bill_customer_sk = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # in2: total multiplicity by what it shares with its sibling
+                self.in2_count_by_ws_item_sk = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_ws_bill_customer_sk = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
@@ -13387,8 +13471,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -13401,8 +13487,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -14399,9 +14487,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -14761,7 +14850,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.unnamed1_root = {}  # root unnamed1: its tuples
+        # root unnamed1: its tuples
+        self.unnamed1_root = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "date_dim": self._apply_date_dim,
@@ -14802,8 +14892,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -14816,8 +14908,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -15058,9 +15152,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -15069,11 +15164,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = self._group_row(*key, _ZERO if p is None else p)
+            p = lookup(*key)
+            new = group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -238,9 +238,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _make_in_1():
             """The inner view of a subquery; its result is a relation of View."""
@@ -385,9 +388,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     class View:
                         """The query's (T, N)-representation under inserts and deletes.
@@ -459,13 +465,12 @@ def _make_derived1():
                                 {}
                             )  # input rows: row -> multiplicity
                             self.customer_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.customer_count_by_ss_customer_sk = (
-                                {}
-                            )  # customer: total multiplicity by what it shares with its sibling
-                            self.store_sales_count_by_ss_customer_sk = (
-                                {}
-                            )  # store_sales: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # customer: total multiplicity by what it shares with its sibling
+                            self.customer_count_by_ss_customer_sk = {}
+                            # store_sales: total multiplicity by what it shares with its sibling
+                            self.store_sales_count_by_ss_customer_sk = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -496,8 +501,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -510,8 +517,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -1116,9 +1125,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -1127,11 +1137,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -1256,9 +1267,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _div(a, b):
                         """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -1334,9 +1348,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         class View:
                             """The query's (T, N)-representation under inserts and deletes.
@@ -1443,19 +1460,16 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_count_by_ss_customer_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    {}
-                                )  # store_sales projected on ss_customer_sk, by what it shares with its sibling
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.customer_count_by_ss_customer_sk = (
-                                    {}
-                                )  # customer: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_customer_sk = {}
+                                # store_sales projected on ss_customer_sk, by what it shares with its sibling
+                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # customer: total multiplicity by what it shares with its sibling
+                                self.customer_count_by_ss_customer_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "customer": self._apply_customer,
@@ -1488,8 +1502,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -1502,8 +1518,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -2555,9 +2573,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -2566,13 +2585,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -2757,7 +2775,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
-                            self.unnamed1_root = {}  # root unnamed1: its tuples
+                            # root unnamed1: its tuples
+                            self.unnamed1_root = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -2805,8 +2824,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -2819,8 +2840,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -3057,9 +3080,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -3099,7 +3123,7 @@ def _make_derived1():
                                         else self._group_row(entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -3273,7 +3297,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.having_root = {}  # root having: its tuples
+                        # root having: its tuples
+                        self.having_root = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "customer": self._apply_customer,
@@ -3317,8 +3342,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -3331,8 +3358,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -3662,9 +3691,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -3841,7 +3871,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.best_ss_customer_root = {}  # root best_ss_customer: its tuples
+                    # root best_ss_customer: its tuples
+                    self.best_ss_customer_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "customer": self._apply_customer,
@@ -3873,8 +3904,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -3887,8 +3920,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -4093,9 +4128,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -4272,9 +4308,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -4379,29 +4418,24 @@ def _make_derived1():
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_ss_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_ss_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.store_sales = {}  # store_sales: its tuples
-                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                            {}
-                        )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                        self.date_dim_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim by the variables it shares with its parent
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.item_by_ss_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_ss_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_ss_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_ss_item_sk = {}
+                        # store_sales: its tuples
+                        self.store_sales = {}
+                        # store_sales projected on ss_item_sk, by what it shares with its sibling
+                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                        # date_dim by the variables it shares with its parent
+                        self.date_dim_by_ss_sold_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
+                        # item by the variables it shares with its parent
+                        self.item_by_ss_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_ss_item_sk = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -4436,8 +4470,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -4450,8 +4486,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -5433,9 +5471,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -5464,7 +5503,7 @@ def _make_derived1():
                                     else self._group_row(*group, entry[0], entry)
                                 )
                                 old = reported.get(group)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -5659,9 +5698,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.frequent_ss_items_root = (
-                        {}
-                    )  # root frequent_ss_items: its tuples
+                    # root frequent_ss_items: its tuples
+                    self.frequent_ss_items_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -5693,8 +5731,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -5707,8 +5747,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5913,9 +5955,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -6158,31 +6201,26 @@ def _make_derived1():
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.customer_c_first_name_c_last_name_by_cs_bill_customer_sk = (
-                    {}
-                )  # customer projected on c_first_name, c_last_name, by what it shares with its sibling
-                self.n3_count_by_cs_bill_customer_sk = (
-                    {}
-                )  # n3: total multiplicity by what it shares with its sibling
-                self.n4_count_by_cs_bill_customer_sk = (
-                    {}
-                )  # n4: total multiplicity by what it shares with its sibling
-                self.n5_cs_bill_customer_sk_by_cs_item_sk = (
-                    {}
-                )  # n5 projected on cs_bill_customer_sk, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # customer projected on c_first_name, c_last_name, by what it shares with its sibling
+                self.customer_c_first_name_c_last_name_by_cs_bill_customer_sk = {}
+                # n3: total multiplicity by what it shares with its sibling
+                self.n3_count_by_cs_bill_customer_sk = {}
+                # n4: total multiplicity by what it shares with its sibling
+                self.n4_count_by_cs_bill_customer_sk = {}
+                # n5 projected on cs_bill_customer_sk, by what it shares with its sibling
+                self.n5_cs_bill_customer_sk_by_cs_item_sk = {}
+                # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
                 self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk = (
                     {}
-                )  # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
-                self.date_dim_count_by_cs_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.in2_count_by_cs_item_sk = (
-                    {}
-                )  # in2: total multiplicity by what it shares with its sibling
-                self.in1_count_by_cs_bill_customer_sk = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_cs_sold_date_sk = {}
+                # in2: total multiplicity by what it shares with its sibling
+                self.in2_count_by_cs_item_sk = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_cs_bill_customer_sk = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "customer": self._apply_customer,
@@ -6219,8 +6257,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -6233,8 +6273,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -7380,9 +7422,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -7391,11 +7434,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -7567,9 +7611,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _make_in_1():
             """The inner view of a subquery; its result is a relation of View."""
@@ -7714,9 +7761,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     class View:
                         """The query's (T, N)-representation under inserts and deletes.
@@ -7788,13 +7838,12 @@ def _make_derived1():
                                 {}
                             )  # input rows: row -> multiplicity
                             self.customer_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.customer_count_by_ss_customer_sk = (
-                                {}
-                            )  # customer: total multiplicity by what it shares with its sibling
-                            self.store_sales_count_by_ss_customer_sk = (
-                                {}
-                            )  # store_sales: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # customer: total multiplicity by what it shares with its sibling
+                            self.customer_count_by_ss_customer_sk = {}
+                            # store_sales: total multiplicity by what it shares with its sibling
+                            self.store_sales_count_by_ss_customer_sk = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -7825,8 +7874,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -7839,8 +7890,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -8445,9 +8498,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -8456,11 +8510,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -8585,9 +8640,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _div(a, b):
                         """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -8663,9 +8721,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         class View:
                             """The query's (T, N)-representation under inserts and deletes.
@@ -8772,19 +8833,16 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_count_by_ss_customer_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                                    {}
-                                )  # store_sales projected on ss_customer_sk, by what it shares with its sibling
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.customer_count_by_ss_customer_sk = (
-                                    {}
-                                )  # customer: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_customer_sk = {}
+                                # store_sales projected on ss_customer_sk, by what it shares with its sibling
+                                self.store_sales_ss_customer_sk_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # customer: total multiplicity by what it shares with its sibling
+                                self.customer_count_by_ss_customer_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "customer": self._apply_customer,
@@ -8817,8 +8875,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -8831,8 +8891,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -9884,9 +9946,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -9895,13 +9958,12 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
+                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = self._lookup(*key)
-                                    new = (
-                                        None if p is None else self._group_row(*key, p)
-                                    )
+                                    p = lookup(*key)
+                                    new = None if p is None else group_row(*key, p)
                                     old = reported.get(key)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -10086,7 +10148,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
-                            self.unnamed1_root = {}  # root unnamed1: its tuples
+                            # root unnamed1: its tuples
+                            self.unnamed1_root = {}
                             self._appliers = {
                                 "store_sales": self._apply_store_sales,
                                 "customer": self._apply_customer,
@@ -10134,8 +10197,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -10148,8 +10213,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -10386,9 +10453,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -10428,7 +10496,7 @@ def _make_derived1():
                                         else self._group_row(entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -10602,7 +10670,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.having_root = {}  # root having: its tuples
+                        # root having: its tuples
+                        self.having_root = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "customer": self._apply_customer,
@@ -10646,8 +10715,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -10660,8 +10731,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -10991,9 +11064,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -11170,7 +11244,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.best_ss_customer_root = {}  # root best_ss_customer: its tuples
+                    # root best_ss_customer: its tuples
+                    self.best_ss_customer_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "customer": self._apply_customer,
@@ -11202,8 +11277,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -11216,8 +11293,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -11422,9 +11501,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -11601,9 +11681,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -11708,29 +11791,24 @@ def _make_derived1():
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_ss_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_ss_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.store_sales = {}  # store_sales: its tuples
-                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                            {}
-                        )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                        self.date_dim_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim by the variables it shares with its parent
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.item_by_ss_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_ss_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_ss_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_ss_item_sk = {}
+                        # store_sales: its tuples
+                        self.store_sales = {}
+                        # store_sales projected on ss_item_sk, by what it shares with its sibling
+                        self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                        # date_dim by the variables it shares with its parent
+                        self.date_dim_by_ss_sold_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
+                        # item by the variables it shares with its parent
+                        self.item_by_ss_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_ss_item_sk = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -11765,8 +11843,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -11779,8 +11859,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -12762,9 +12844,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -12793,7 +12876,7 @@ def _make_derived1():
                                     else self._group_row(*group, entry[0], entry)
                                 )
                                 old = reported.get(group)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -12988,9 +13071,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.frequent_ss_items_root = (
-                        {}
-                    )  # root frequent_ss_items: its tuples
+                    # root frequent_ss_items: its tuples
+                    self.frequent_ss_items_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -13022,8 +13104,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -13036,8 +13120,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -13242,9 +13328,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -13487,31 +13574,24 @@ def _make_derived1():
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.customer_c_first_name_c_last_name_by_ws_bill_customer_sk = (
-                    {}
-                )  # customer projected on c_first_name, c_last_name, by what it shares with its sibling
-                self.n3_count_by_ws_bill_customer_sk = (
-                    {}
-                )  # n3: total multiplicity by what it shares with its sibling
-                self.n4_count_by_ws_bill_customer_sk = (
-                    {}
-                )  # n4: total multiplicity by what it shares with its sibling
-                self.n5_ws_bill_customer_sk_by_ws_item_sk = (
-                    {}
-                )  # n5 projected on ws_bill_customer_sk, by what it shares with its sibling
-                self.web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on ws_item_sk, ws_bill_customer_sk, by what it shares with its sibling
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.in2_count_by_ws_item_sk = (
-                    {}
-                )  # in2: total multiplicity by what it shares with its sibling
-                self.in1_count_by_ws_bill_customer_sk = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # customer projected on c_first_name, c_last_name, by what it shares with its sibling
+                self.customer_c_first_name_c_last_name_by_ws_bill_customer_sk = {}
+                # n3: total multiplicity by what it shares with its sibling
+                self.n3_count_by_ws_bill_customer_sk = {}
+                # n4: total multiplicity by what it shares with its sibling
+                self.n4_count_by_ws_bill_customer_sk = {}
+                # n5 projected on ws_bill_customer_sk, by what it shares with its sibling
+                self.n5_ws_bill_customer_sk_by_ws_item_sk = {}
+                # web_sales projected on ws_item_sk, ws_bill_customer_sk, by what it shares with its sibling
+                self.web_sales_ws_item_sk_ws_bill_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # in2: total multiplicity by what it shares with its sibling
+                self.in2_count_by_ws_item_sk = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_ws_bill_customer_sk = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "customer": self._apply_customer,
@@ -13548,8 +13628,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -13562,8 +13644,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -14715,9 +14799,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -14726,11 +14811,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -15097,7 +15183,8 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.unnamed1_root = {}  # root unnamed1: its tuples
+        # root unnamed1: its tuples
+        self.unnamed1_root = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "customer": self._apply_customer,
@@ -15130,8 +15217,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -15144,8 +15233,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -15382,9 +15473,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -174,9 +174,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -265,9 +268,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _make_derived1():
             """The inner view of a subquery; its result is a relation of View."""
@@ -404,19 +410,16 @@ def _make_derived1():
                 ) -> None:
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.store_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.store_2_by_ss_store_sk = (
-                        {}
-                    )  # store_2 by the variables it shares with its parent
-                    self.store_2_count_by_ss_store_sk = (
-                        {}
-                    )  # store_2: total multiplicity by what it shares with its sibling
-                    self.store_sales_by_ss_store_sk = (
-                        {}
-                    )  # store_sales by the variables it shares with its parent
-                    self.store_sales_count_by_ss_store_sk = (
-                        {}
-                    )  # store_sales: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # store_2 by the variables it shares with its parent
+                    self.store_2_by_ss_store_sk = {}
+                    # store_2: total multiplicity by what it shares with its sibling
+                    self.store_2_count_by_ss_store_sk = {}
+                    # store_sales by the variables it shares with its parent
+                    self.store_sales_by_ss_store_sk = {}
+                    # store_sales: total multiplicity by what it shares with its sibling
+                    self.store_sales_count_by_ss_store_sk = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "store": self._apply_store,
@@ -444,8 +447,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -458,8 +463,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1191,9 +1198,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1414,19 +1422,16 @@ def _make_derived1():
                 ) -> None:
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.customer_by_c_current_addr_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_current_addr_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
-                    self.customer_address_by_c_current_addr_sk = (
-                        {}
-                    )  # customer_address by the variables it shares with its parent
-                    self.customer_address_count_by_c_current_addr_sk = (
-                        {}
-                    )  # customer_address: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_current_addr_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_current_addr_sk = {}
+                    # customer_address by the variables it shares with its parent
+                    self.customer_address_by_c_current_addr_sk = {}
+                    # customer_address: total multiplicity by what it shares with its sibling
+                    self.customer_address_count_by_c_current_addr_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "customer_address": self._apply_customer_address,
@@ -1454,8 +1459,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1468,8 +1475,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2361,9 +2370,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -2629,37 +2639,30 @@ def _make_derived1():
                 self.derived2_rows = {}  # input rows: row -> multiplicity
                 self.store_returns_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_sr_item_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_sr_item_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # n2 projected on sr_item_sk, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_sr_item_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_sr_item_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip = {}
+                # n2 projected on sr_item_sk, by what it shares with its sibling
+                self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = {}
+                # bag1 projected on store_sales__ss_customer_sk, store__s_zip, store__s_store_name, store__s_state, by what it shares with its sibling
                 self.bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number = (
                     {}
-                )  # bag1 projected on store_sales__ss_customer_sk, store__s_zip, store__s_store_name, store__s_state, by what it shares with its sibling
-                self.store_returns_count_by_sr_item_sk_sr_ticket_number = (
-                    {}
-                )  # store_returns: total multiplicity by what it shares with its sibling
-                self.bag2_by_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # bag2 by the variables it shares with its parent
-                self.bag2_count_by_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # bag2: total multiplicity by what it shares with its sibling
-                self.item_by_sr_item_sk = (
-                    {}
-                )  # item by the variables it shares with its parent
-                self.item_count_by_sr_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
+                )
+                # store_returns: total multiplicity by what it shares with its sibling
+                self.store_returns_count_by_sr_item_sk_sr_ticket_number = {}
+                # bag2 by the variables it shares with its parent
+                self.bag2_by_store_sales__ss_customer_sk_store__s_zip = {}
+                # bag2: total multiplicity by what it shares with its sibling
+                self.bag2_count_by_store_sales__ss_customer_sk_store__s_zip = {}
+                # item by the variables it shares with its parent
+                self.item_by_sr_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_sr_item_sk = {}
                 self._appliers = {
                     "store_returns": self._apply_store_returns,
                     "item": self._apply_item,
@@ -2702,8 +2705,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -2716,8 +2721,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -4634,9 +4641,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -4669,7 +4677,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -4934,7 +4942,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.ssales_root = {}  # root ssales: its tuples
+            # root ssales: its tuples
+            self.ssales_root = {}
             self._appliers = {
                 "store_returns": self._apply_store_returns,
                 "item": self._apply_item,
@@ -4966,8 +4975,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -4980,8 +4991,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -5257,9 +5270,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -5268,11 +5282,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -5380,9 +5395,12 @@ def _make_scalar_2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -5471,9 +5489,12 @@ def _make_scalar_2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _make_derived1():
             """The inner view of a subquery; its result is a relation of View."""
@@ -5610,19 +5631,16 @@ def _make_scalar_2():
                 ) -> None:
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.store_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.store_2_by_ss_store_sk = (
-                        {}
-                    )  # store_2 by the variables it shares with its parent
-                    self.store_2_count_by_ss_store_sk = (
-                        {}
-                    )  # store_2: total multiplicity by what it shares with its sibling
-                    self.store_sales_by_ss_store_sk = (
-                        {}
-                    )  # store_sales by the variables it shares with its parent
-                    self.store_sales_count_by_ss_store_sk = (
-                        {}
-                    )  # store_sales: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # store_2 by the variables it shares with its parent
+                    self.store_2_by_ss_store_sk = {}
+                    # store_2: total multiplicity by what it shares with its sibling
+                    self.store_2_count_by_ss_store_sk = {}
+                    # store_sales by the variables it shares with its parent
+                    self.store_sales_by_ss_store_sk = {}
+                    # store_sales: total multiplicity by what it shares with its sibling
+                    self.store_sales_count_by_ss_store_sk = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "store": self._apply_store,
@@ -5650,8 +5668,10 @@ def _make_scalar_2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -5664,8 +5684,10 @@ def _make_scalar_2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -6397,9 +6419,10 @@ def _make_scalar_2():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -6620,19 +6643,16 @@ def _make_scalar_2():
                 ) -> None:
                     self.customer_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.customer_by_c_current_addr_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_c_current_addr_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
-                    self.customer_address_by_c_current_addr_sk = (
-                        {}
-                    )  # customer_address by the variables it shares with its parent
-                    self.customer_address_count_by_c_current_addr_sk = (
-                        {}
-                    )  # customer_address: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_c_current_addr_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_c_current_addr_sk = {}
+                    # customer_address by the variables it shares with its parent
+                    self.customer_address_by_c_current_addr_sk = {}
+                    # customer_address: total multiplicity by what it shares with its sibling
+                    self.customer_address_count_by_c_current_addr_sk = {}
                     self._appliers = {
                         "customer": self._apply_customer,
                         "customer_address": self._apply_customer_address,
@@ -6660,8 +6680,10 @@ def _make_scalar_2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -6674,8 +6696,10 @@ def _make_scalar_2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -7567,9 +7591,10 @@ def _make_scalar_2():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -7835,37 +7860,30 @@ def _make_scalar_2():
                 self.derived2_rows = {}  # input rows: row -> multiplicity
                 self.store_returns_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_sr_item_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_sr_item_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # n2 projected on sr_item_sk, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_sr_item_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_sr_item_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_sr_item_sk_store_sales__ss_customer_sk_store__s_zip = {}
+                # n2 projected on sr_item_sk, by what it shares with its sibling
+                self.n2_sr_item_sk_by_store_sales__ss_customer_sk_store__s_zip = {}
+                # bag1 projected on store_sales__ss_customer_sk, store__s_zip, store__s_store_name, store__s_state, by what it shares with its sibling
                 self.bag1_store_sales__ss_customer_sk_store__s_zip_store__s_store_name_store__s_state_by_sr_item_sk_sr_ticket_number = (
                     {}
-                )  # bag1 projected on store_sales__ss_customer_sk, store__s_zip, store__s_store_name, store__s_state, by what it shares with its sibling
-                self.store_returns_count_by_sr_item_sk_sr_ticket_number = (
-                    {}
-                )  # store_returns: total multiplicity by what it shares with its sibling
-                self.bag2_by_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # bag2 by the variables it shares with its parent
-                self.bag2_count_by_store_sales__ss_customer_sk_store__s_zip = (
-                    {}
-                )  # bag2: total multiplicity by what it shares with its sibling
-                self.item_by_sr_item_sk = (
-                    {}
-                )  # item by the variables it shares with its parent
-                self.item_count_by_sr_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
+                )
+                # store_returns: total multiplicity by what it shares with its sibling
+                self.store_returns_count_by_sr_item_sk_sr_ticket_number = {}
+                # bag2 by the variables it shares with its parent
+                self.bag2_by_store_sales__ss_customer_sk_store__s_zip = {}
+                # bag2: total multiplicity by what it shares with its sibling
+                self.bag2_count_by_store_sales__ss_customer_sk_store__s_zip = {}
+                # item by the variables it shares with its parent
+                self.item_by_sr_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_sr_item_sk = {}
                 self._appliers = {
                     "store_returns": self._apply_store_returns,
                     "item": self._apply_item,
@@ -7910,8 +7928,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -7924,8 +7944,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -9842,9 +9864,10 @@ def _make_scalar_2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -9877,7 +9900,7 @@ def _make_scalar_2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -10142,7 +10165,8 @@ def _make_scalar_2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.ssales_root = {}  # root ssales: its tuples
+            # root ssales: its tuples
+            self.ssales_root = {}
             self._appliers = {
                 "store_returns": self._apply_store_returns,
                 "item": self._apply_item,
@@ -10181,8 +10205,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -10195,8 +10221,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -10448,9 +10476,10 @@ def _make_scalar_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -10459,11 +10488,12 @@ def _make_scalar_2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -10685,7 +10715,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.having_root = {}  # root having: its tuples
+        # root having: its tuples
+        self.having_root = {}
         self._appliers = {
             "store_returns": self._apply_store_returns,
             "item": self._apply_item,
@@ -10726,8 +10757,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -10740,8 +10773,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -11163,9 +11198,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

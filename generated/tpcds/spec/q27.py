@@ -255,9 +255,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -416,41 +419,34 @@ def _make_derived1():
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.store_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_ss_item_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_ss_item_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.n2 = {}  # n2: its tuples
-                    self.n2_ss_item_sk_by_ss_store_sk = (
-                        {}
-                    )  # n2 projected on ss_item_sk, by what it shares with its sibling
-                    self.n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk = (
-                        {}
-                    )  # n4 projected on ss_item_sk, ss_store_sk, by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_ss_item_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_ss_item_sk = {}
+                    # n2: its tuples
+                    self.n2 = {}
+                    # n2 projected on ss_item_sk, by what it shares with its sibling
+                    self.n2_ss_item_sk_by_ss_store_sk = {}
+                    # n4 projected on ss_item_sk, ss_store_sk, by what it shares with its sibling
+                    self.n4_ss_item_sk_ss_store_sk_by_ss_cdemo_sk = {}
+                    # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
                     self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk = (
                         {}
-                    )  # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_demographics_count_by_ss_cdemo_sk = (
-                        {}
-                    )  # customer_demographics: total multiplicity by what it shares with its sibling
-                    self.store_2_by_ss_store_sk = (
-                        {}
-                    )  # store_2 by the variables it shares with its parent
-                    self.store_2_count_by_ss_store_sk = (
-                        {}
-                    )  # store_2: total multiplicity by what it shares with its sibling
-                    self.item_by_ss_item_sk = (
-                        {}
-                    )  # item by the variables it shares with its parent
-                    self.item_count_by_ss_item_sk = (
-                        {}
-                    )  # item: total multiplicity by what it shares with its sibling
+                    )
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer_demographics: total multiplicity by what it shares with its sibling
+                    self.customer_demographics_count_by_ss_cdemo_sk = {}
+                    # store_2 by the variables it shares with its parent
+                    self.store_2_by_ss_store_sk = {}
+                    # store_2: total multiplicity by what it shares with its sibling
+                    self.store_2_count_by_ss_store_sk = {}
+                    # item by the variables it shares with its parent
+                    self.item_by_ss_item_sk = {}
+                    # item: total multiplicity by what it shares with its sibling
+                    self.item_count_by_ss_item_sk = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "customer_demographics": self._apply_customer_demographics,
@@ -485,8 +481,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -499,8 +497,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -3528,9 +3528,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -3569,7 +3570,7 @@ def _make_derived1():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -3746,9 +3747,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -3907,31 +3911,26 @@ def _make_derived1():
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.store_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.item_i_item_id_by_ss_item_sk = (
-                        {}
-                    )  # item projected on i_item_id, by what it shares with its sibling
-                    self.n3_count_by_ss_item_sk = (
-                        {}
-                    )  # n3: total multiplicity by what it shares with its sibling
-                    self.n4_ss_item_sk_by_ss_cdemo_sk = (
-                        {}
-                    )  # n4 projected on ss_item_sk, by what it shares with its sibling
-                    self.n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk = (
-                        {}
-                    )  # n5 projected on ss_item_sk, ss_cdemo_sk, by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # item projected on i_item_id, by what it shares with its sibling
+                    self.item_i_item_id_by_ss_item_sk = {}
+                    # n3: total multiplicity by what it shares with its sibling
+                    self.n3_count_by_ss_item_sk = {}
+                    # n4 projected on ss_item_sk, by what it shares with its sibling
+                    self.n4_ss_item_sk_by_ss_cdemo_sk = {}
+                    # n5 projected on ss_item_sk, ss_cdemo_sk, by what it shares with its sibling
+                    self.n5_ss_item_sk_ss_cdemo_sk_by_ss_store_sk = {}
+                    # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
                     self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk = (
                         {}
-                    )  # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.store_2_count_by_ss_store_sk = (
-                        {}
-                    )  # store_2: total multiplicity by what it shares with its sibling
-                    self.customer_demographics_count_by_ss_cdemo_sk = (
-                        {}
-                    )  # customer_demographics: total multiplicity by what it shares with its sibling
+                    )
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # store_2: total multiplicity by what it shares with its sibling
+                    self.store_2_count_by_ss_store_sk = {}
+                    # customer_demographics: total multiplicity by what it shares with its sibling
+                    self.customer_demographics_count_by_ss_cdemo_sk = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "customer_demographics": self._apply_customer_demographics,
@@ -3962,8 +3961,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -3976,8 +3977,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -6323,9 +6326,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -6334,11 +6338,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6580,9 +6585,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -6743,31 +6751,26 @@ def _make_derived1():
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.store_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n2_count_by_ss_cdemo_sk = (
-                    {}
-                )  # n2: total multiplicity by what it shares with its sibling
-                self.n3_ss_cdemo_sk_by_ss_store_sk = (
-                    {}
-                )  # n3 projected on ss_cdemo_sk, by what it shares with its sibling
-                self.n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk = (
-                    {}
-                )  # n4 projected on ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n2: total multiplicity by what it shares with its sibling
+                self.n2_count_by_ss_cdemo_sk = {}
+                # n3 projected on ss_cdemo_sk, by what it shares with its sibling
+                self.n3_ss_cdemo_sk_by_ss_store_sk = {}
+                # n4 projected on ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
+                self.n4_ss_cdemo_sk_ss_store_sk_by_ss_item_sk = {}
+                # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
                 self.store_sales_ss_item_sk_ss_cdemo_sk_ss_store_sk_by_ss_sold_date_sk = (
                     {}
-                )  # store_sales projected on ss_item_sk, ss_cdemo_sk, ss_store_sk, by what it shares with its sibling
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.item_count_by_ss_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
-                self.store_2_count_by_ss_store_sk = (
-                    {}
-                )  # store_2: total multiplicity by what it shares with its sibling
-                self.customer_demographics_count_by_ss_cdemo_sk = (
-                    {}
-                )  # customer_demographics: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_ss_item_sk = {}
+                # store_2: total multiplicity by what it shares with its sibling
+                self.store_2_count_by_ss_store_sk = {}
+                # customer_demographics: total multiplicity by what it shares with its sibling
+                self.customer_demographics_count_by_ss_cdemo_sk = {}
                 self._appliers = {
                     "store_sales": self._apply_store_sales,
                     "customer_demographics": self._apply_customer_demographics,
@@ -6805,8 +6808,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -6819,8 +6824,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -9080,9 +9087,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -9091,11 +9099,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = self._group_row(*key, _ZERO if p is None else p)
+                    p = lookup(*key)
+                    new = group_row(*key, _ZERO if p is None else p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -9403,7 +9412,8 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.set_2_root = {}  # root set_2: its tuples
+        # root set_2: its tuples
+        self.set_2_root = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "customer_demographics": self._apply_customer_demographics,
@@ -9435,8 +9445,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -9449,8 +9461,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -9691,9 +9705,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -231,9 +231,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -284,7 +287,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -316,8 +320,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -330,8 +336,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -646,9 +654,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -690,7 +699,7 @@ def _make_derived1():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -796,9 +805,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -849,7 +861,8 @@ def _make_derived2():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -881,8 +894,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -895,8 +910,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1211,9 +1228,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1255,7 +1273,7 @@ def _make_derived2():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1361,9 +1379,12 @@ def _make_derived3():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1414,7 +1435,8 @@ def _make_derived3():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -1446,8 +1468,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1460,8 +1484,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1776,9 +1802,10 @@ def _make_derived3():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1820,7 +1847,7 @@ def _make_derived3():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1926,9 +1953,12 @@ def _make_derived4():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1979,7 +2009,8 @@ def _make_derived4():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -2011,8 +2042,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2025,8 +2058,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2341,9 +2376,10 @@ def _make_derived4():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2385,7 +2421,7 @@ def _make_derived4():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2491,9 +2527,12 @@ def _make_derived5():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -2544,7 +2583,8 @@ def _make_derived5():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -2576,8 +2616,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2590,8 +2632,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2906,9 +2950,10 @@ def _make_derived5():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2950,7 +2995,7 @@ def _make_derived5():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -3056,9 +3101,12 @@ def _make_derived6():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -3109,7 +3157,8 @@ def _make_derived6():
             push: bool = False,
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
-            self.store_sales_root = {}  # root store_sales: its tuples
+            # root store_sales: its tuples
+            self.store_sales_root = {}
             self._appliers = {"store_sales": self._apply_store_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "store_sales": self._batch_store_sales
@@ -3141,8 +3190,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3155,8 +3206,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3471,9 +3524,10 @@ def _make_derived6():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3515,7 +3569,7 @@ def _make_derived6():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -3642,43 +3696,40 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_all = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_all = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n3_count_by_all = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_count_by_all = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.b2_by_all = {}  # b2 by the variables it shares with its parent
-        self.b2_count_by_all = (
-            {}
-        )  # b2: total multiplicity by what it shares with its sibling
-        self.b1_by_all = {}  # b1 by the variables it shares with its parent
-        self.b1_count_by_all = (
-            {}
-        )  # b1: total multiplicity by what it shares with its sibling
-        self.b3_by_all = {}  # b3 by the variables it shares with its parent
-        self.b3_count_by_all = (
-            {}
-        )  # b3: total multiplicity by what it shares with its sibling
-        self.b4_by_all = {}  # b4 by the variables it shares with its parent
-        self.b4_count_by_all = (
-            {}
-        )  # b4: total multiplicity by what it shares with its sibling
-        self.b5_by_all = {}  # b5 by the variables it shares with its parent
-        self.b5_count_by_all = (
-            {}
-        )  # b5: total multiplicity by what it shares with its sibling
-        self.b6_by_all = {}  # b6 by the variables it shares with its parent
-        self.b6_count_by_all = (
-            {}
-        )  # b6: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_all = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_all = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_all = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_all = {}
+        # b2 by the variables it shares with its parent
+        self.b2_by_all = {}
+        # b2: total multiplicity by what it shares with its sibling
+        self.b2_count_by_all = {}
+        # b1 by the variables it shares with its parent
+        self.b1_by_all = {}
+        # b1: total multiplicity by what it shares with its sibling
+        self.b1_count_by_all = {}
+        # b3 by the variables it shares with its parent
+        self.b3_by_all = {}
+        # b3: total multiplicity by what it shares with its sibling
+        self.b3_count_by_all = {}
+        # b4 by the variables it shares with its parent
+        self.b4_by_all = {}
+        # b4: total multiplicity by what it shares with its sibling
+        self.b4_count_by_all = {}
+        # b5 by the variables it shares with its parent
+        self.b5_by_all = {}
+        # b5: total multiplicity by what it shares with its sibling
+        self.b5_count_by_all = {}
+        # b6 by the variables it shares with its parent
+        self.b6_by_all = {}
+        # b6: total multiplicity by what it shares with its sibling
+        self.b6_count_by_all = {}
         self._appliers = {"store_sales": self._apply_store_sales}
         self._batchers = {}  # update() of several rows: summed per key first
         self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
@@ -3724,8 +3775,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3738,8 +3791,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4759,9 +4814,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

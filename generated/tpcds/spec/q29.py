@@ -153,7 +153,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -357,55 +362,48 @@ class View:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_ss_item_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_ss_item_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2 = {}  # n2: its tuples
-        self.n2_ss_item_sk_by_ss_store_sk = (
-            {}
-        )  # n2 projected on ss_item_sk, by what it shares with its sibling
-        self.n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
-            {}
-        )  # n4 projected on ss_store_sk, by what it shares with its sibling
-        self.n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk = (
-            {}
-        )  # n5 projected on ss_store_sk, ss_ticket_number, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_ss_item_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ss_item_sk = {}
+        # n2: its tuples
+        self.n2 = {}
+        # n2 projected on ss_item_sk, by what it shares with its sibling
+        self.n2_ss_item_sk_by_ss_store_sk = {}
+        # n4 projected on ss_store_sk, by what it shares with its sibling
+        self.n4_ss_store_sk_by_ss_item_sk_ss_customer_sk_ss_ticket_number = {}
+        # n5 projected on ss_store_sk, ss_ticket_number, by what it shares with its sibling
+        self.n5_ss_store_sk_ss_ticket_number_by_ss_item_sk_ss_customer_sk = {}
+        # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
         self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
             {}
-        )  # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
-        self.d1_count_by_ss_sold_date_sk = (
-            {}
-        )  # d1: total multiplicity by what it shares with its sibling
-        self.n8_count_by_ss_item_sk_ss_customer_sk = (
-            {}
-        )  # n8: total multiplicity by what it shares with its sibling
-        self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk = (
-            {}
-        )  # catalog_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
-        self.d3_count_by_cs_sold_date_sk = (
-            {}
-        )  # d3: total multiplicity by what it shares with its sibling
-        self.n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
-            {}
-        )  # n11: total multiplicity by what it shares with its sibling
+        )
+        # d1: total multiplicity by what it shares with its sibling
+        self.d1_count_by_ss_sold_date_sk = {}
+        # n8: total multiplicity by what it shares with its sibling
+        self.n8_count_by_ss_item_sk_ss_customer_sk = {}
+        # catalog_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
+        self.catalog_sales_ss_item_sk_ss_customer_sk_by_cs_sold_date_sk = {}
+        # d3: total multiplicity by what it shares with its sibling
+        self.d3_count_by_cs_sold_date_sk = {}
+        # n11: total multiplicity by what it shares with its sibling
+        self.n11_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = {}
+        # store_returns projected on ss_item_sk, ss_customer_sk, ss_ticket_number, by what it shares with its sibling
         self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk = (
             {}
-        )  # store_returns projected on ss_item_sk, ss_customer_sk, ss_ticket_number, by what it shares with its sibling
-        self.d2_count_by_sr_returned_date_sk = (
-            {}
-        )  # d2: total multiplicity by what it shares with its sibling
-        self.store_2_by_ss_store_sk = (
-            {}
-        )  # store_2 by the variables it shares with its parent
-        self.store_2_count_by_ss_store_sk = (
-            {}
-        )  # store_2: total multiplicity by what it shares with its sibling
-        self.item_by_ss_item_sk = {}  # item by the variables it shares with its parent
-        self.item_count_by_ss_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
+        )
+        # d2: total multiplicity by what it shares with its sibling
+        self.d2_count_by_sr_returned_date_sk = {}
+        # store_2 by the variables it shares with its parent
+        self.store_2_by_ss_store_sk = {}
+        # store_2: total multiplicity by what it shares with its sibling
+        self.store_2_count_by_ss_store_sk = {}
+        # item by the variables it shares with its parent
+        self.item_by_ss_item_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_ss_item_sk = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "store_returns": self._apply_store_returns,
@@ -444,8 +442,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -458,8 +458,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5593,9 +5595,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -5638,7 +5641,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -244,9 +244,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -345,25 +348,22 @@ def _make_derived1():
             self.web_returns_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_wr_returning_addr_sk = (
-                {}
-            )  # n1 by the variables it shares with its parent
-            self.n1_count_by_wr_returning_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_wr_returning_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_wr_returning_addr_sk = {}
+            # web_returns projected on wr_returning_customer_sk, wr_returning_addr_sk, by what it shares with its sibling
             self.web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk = (
                 {}
-            )  # web_returns projected on wr_returning_customer_sk, wr_returning_addr_sk, by what it shares with its sibling
-            self.date_dim_count_by_wr_returned_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_wr_returning_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_wr_returning_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_wr_returned_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_wr_returning_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_wr_returning_addr_sk = {}
             self._appliers = {
                 "web_returns": self._apply_web_returns,
                 "date_dim": self._apply_date_dim,
@@ -394,8 +394,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -408,8 +410,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1438,9 +1442,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1473,7 +1478,7 @@ def _make_derived1():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1602,9 +1607,12 @@ def _make_scalar_2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -1663,9 +1671,12 @@ def _make_scalar_2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1766,25 +1777,22 @@ def _make_scalar_2():
                 self.web_returns_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.customer_address_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_wr_returning_addr_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_wr_returning_addr_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_wr_returning_addr_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_wr_returning_addr_sk = {}
+                # web_returns projected on wr_returning_customer_sk, wr_returning_addr_sk, by what it shares with its sibling
                 self.web_returns_wr_returning_customer_sk_wr_returning_addr_sk_by_wr_returned_date_sk = (
                     {}
-                )  # web_returns projected on wr_returning_customer_sk, wr_returning_addr_sk, by what it shares with its sibling
-                self.date_dim_count_by_wr_returned_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_address_by_wr_returning_addr_sk = (
-                    {}
-                )  # customer_address by the variables it shares with its parent
-                self.customer_address_count_by_wr_returning_addr_sk = (
-                    {}
-                )  # customer_address: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_wr_returned_date_sk = {}
+                # customer_address by the variables it shares with its parent
+                self.customer_address_by_wr_returning_addr_sk = {}
+                # customer_address: total multiplicity by what it shares with its sibling
+                self.customer_address_count_by_wr_returning_addr_sk = {}
                 self._appliers = {
                     "web_returns": self._apply_web_returns,
                     "date_dim": self._apply_date_dim,
@@ -1815,8 +1823,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1829,8 +1839,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2977,9 +2989,10 @@ def _make_scalar_2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3012,7 +3025,7 @@ def _make_scalar_2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3195,7 +3208,8 @@ def _make_scalar_2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.ctr2_root = {}  # root ctr2: its tuples
+            # root ctr2: its tuples
+            self.ctr2_root = {}
             self._appliers = {
                 "web_returns": self._apply_web_returns,
                 "date_dim": self._apply_date_dim,
@@ -3224,8 +3238,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3238,8 +3254,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3450,9 +3468,10 @@ def _make_scalar_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3461,11 +3480,12 @@ def _make_scalar_2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3657,23 +3677,22 @@ class View:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_ctr_customer_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_ctr_customer_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_ctr_customer_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ctr_customer_sk = {}
+        # customer projected on ctr_customer_sk, c_customer_id, c_salutation, c_first_name, c_last_name, c_preferred_cust_flag, c_birth_day, c_birth_month, c_birth_year, c_birth_country, c_login, c_email_address, c_last_review_date_sk, by what it shares with its sibling
         self.customer_ctr_customer_sk_c_customer_id_c_salutation_c_first_name_c_last_name_c_preferred_cust_flag_c_birth_day_c_birth_month_c_birth_year_c_birth_country_c_login_c_email_address_c_last_review_date_sk_by_ca_address_sk = (
             {}
-        )  # customer projected on ctr_customer_sk, c_customer_id, c_salutation, c_first_name, c_last_name, c_preferred_cust_flag, c_birth_day, c_birth_month, c_birth_year, c_birth_country, c_login, c_email_address, c_last_review_date_sk, by what it shares with its sibling
-        self.customer_address_count_by_ca_address_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
-        self.ctr1_by_ctr_customer_sk = (
-            {}
-        )  # ctr1 by the variables it shares with its parent
-        self.ctr1_count_by_ctr_customer_sk = (
-            {}
-        )  # ctr1: total multiplicity by what it shares with its sibling
+        )
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_ca_address_sk = {}
+        # ctr1 by the variables it shares with its parent
+        self.ctr1_by_ctr_customer_sk = {}
+        # ctr1: total multiplicity by what it shares with its sibling
+        self.ctr1_count_by_ctr_customer_sk = {}
         self._appliers = {
             "customer_address": self._apply_customer_address,
             "customer": self._apply_customer,
@@ -3718,8 +3737,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3732,8 +3753,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5096,9 +5119,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -261,9 +261,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -361,27 +364,24 @@ def _make_derived1():
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ss_addr_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_ss_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.store_sales = {}  # store_sales: its tuples
-            self.store_sales_ss_addr_sk_by_ss_sold_date_sk = (
-                {}
-            )  # store_sales projected on ss_addr_sk, by what it shares with its sibling
-            self.date_dim_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim by the variables it shares with its parent
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_ss_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_ss_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ss_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ss_addr_sk = {}
+            # store_sales: its tuples
+            self.store_sales = {}
+            # store_sales projected on ss_addr_sk, by what it shares with its sibling
+            self.store_sales_ss_addr_sk_by_ss_sold_date_sk = {}
+            # date_dim by the variables it shares with its parent
+            self.date_dim_by_ss_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_ss_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_ss_addr_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -412,8 +412,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -426,8 +428,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1398,9 +1402,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1433,7 +1438,7 @@ def _make_derived1():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1579,9 +1584,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1679,27 +1687,24 @@ def _make_derived2():
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ss_addr_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_ss_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.store_sales = {}  # store_sales: its tuples
-            self.store_sales_ss_addr_sk_by_ss_sold_date_sk = (
-                {}
-            )  # store_sales projected on ss_addr_sk, by what it shares with its sibling
-            self.date_dim_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim by the variables it shares with its parent
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_ss_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_ss_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ss_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ss_addr_sk = {}
+            # store_sales: its tuples
+            self.store_sales = {}
+            # store_sales projected on ss_addr_sk, by what it shares with its sibling
+            self.store_sales_ss_addr_sk_by_ss_sold_date_sk = {}
+            # date_dim by the variables it shares with its parent
+            self.date_dim_by_ss_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_ss_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_ss_addr_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -1730,8 +1735,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1744,8 +1751,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2716,9 +2725,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2751,7 +2761,7 @@ def _make_derived2():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2897,9 +2907,12 @@ def _make_derived3():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -2997,27 +3010,24 @@ def _make_derived3():
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ss_addr_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_ss_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.store_sales = {}  # store_sales: its tuples
-            self.store_sales_ss_addr_sk_by_ss_sold_date_sk = (
-                {}
-            )  # store_sales projected on ss_addr_sk, by what it shares with its sibling
-            self.date_dim_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim by the variables it shares with its parent
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_ss_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_ss_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ss_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ss_addr_sk = {}
+            # store_sales: its tuples
+            self.store_sales = {}
+            # store_sales projected on ss_addr_sk, by what it shares with its sibling
+            self.store_sales_ss_addr_sk_by_ss_sold_date_sk = {}
+            # date_dim by the variables it shares with its parent
+            self.date_dim_by_ss_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_ss_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_ss_addr_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -3048,8 +3058,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3062,8 +3074,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -4034,9 +4048,10 @@ def _make_derived3():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -4069,7 +4084,7 @@ def _make_derived3():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -4215,9 +4230,12 @@ def _make_derived4():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -4326,29 +4344,24 @@ def _make_derived4():
             self.web_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ws_bill_addr_sk = (
-                {}
-            )  # n1 by the variables it shares with its parent
-            self.n1_count_by_ws_bill_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.web_sales = {}  # web_sales: its tuples
-            self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
-                {}
-            )  # web_sales projected on ws_bill_addr_sk, by what it shares with its sibling
-            self.date_dim_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim by the variables it shares with its parent
-            self.date_dim_count_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_ws_bill_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_ws_bill_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ws_bill_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ws_bill_addr_sk = {}
+            # web_sales: its tuples
+            self.web_sales = {}
+            # web_sales projected on ws_bill_addr_sk, by what it shares with its sibling
+            self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = {}
+            # date_dim by the variables it shares with its parent
+            self.date_dim_by_ws_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ws_sold_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_ws_bill_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_ws_bill_addr_sk = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
@@ -4379,8 +4392,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -4393,8 +4408,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -5390,9 +5407,10 @@ def _make_derived4():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -5425,7 +5443,7 @@ def _make_derived4():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -5571,9 +5589,12 @@ def _make_derived5():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -5682,29 +5703,24 @@ def _make_derived5():
             self.web_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ws_bill_addr_sk = (
-                {}
-            )  # n1 by the variables it shares with its parent
-            self.n1_count_by_ws_bill_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.web_sales = {}  # web_sales: its tuples
-            self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
-                {}
-            )  # web_sales projected on ws_bill_addr_sk, by what it shares with its sibling
-            self.date_dim_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim by the variables it shares with its parent
-            self.date_dim_count_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_ws_bill_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_ws_bill_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ws_bill_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ws_bill_addr_sk = {}
+            # web_sales: its tuples
+            self.web_sales = {}
+            # web_sales projected on ws_bill_addr_sk, by what it shares with its sibling
+            self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = {}
+            # date_dim by the variables it shares with its parent
+            self.date_dim_by_ws_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ws_sold_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_ws_bill_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_ws_bill_addr_sk = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
@@ -5735,8 +5751,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -5749,8 +5767,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6746,9 +6766,10 @@ def _make_derived5():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6781,7 +6802,7 @@ def _make_derived5():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -6927,9 +6948,12 @@ def _make_derived6():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -7038,29 +7062,24 @@ def _make_derived6():
             self.web_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ws_bill_addr_sk = (
-                {}
-            )  # n1 by the variables it shares with its parent
-            self.n1_count_by_ws_bill_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.web_sales = {}  # web_sales: its tuples
-            self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = (
-                {}
-            )  # web_sales projected on ws_bill_addr_sk, by what it shares with its sibling
-            self.date_dim_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim by the variables it shares with its parent
-            self.date_dim_count_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_ws_bill_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_ws_bill_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ws_bill_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ws_bill_addr_sk = {}
+            # web_sales: its tuples
+            self.web_sales = {}
+            # web_sales projected on ws_bill_addr_sk, by what it shares with its sibling
+            self.web_sales_ws_bill_addr_sk_by_ws_sold_date_sk = {}
+            # date_dim by the variables it shares with its parent
+            self.date_dim_by_ws_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ws_sold_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_ws_bill_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_ws_bill_addr_sk = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
@@ -7091,8 +7110,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -7105,8 +7126,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -8102,9 +8125,10 @@ def _make_derived6():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -8137,7 +8161,7 @@ def _make_derived6():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -8364,43 +8388,40 @@ class View:
         self.derived4_rows = {}  # input rows: row -> multiplicity
         self.derived5_rows = {}  # input rows: row -> multiplicity
         self.derived6_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_ca_county = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_ca_county = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n3_count_by_ca_county = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_count_by_ca_county = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.ss2_by_ca_county = {}  # ss2 by the variables it shares with its parent
-        self.ss2_count_by_ca_county = (
-            {}
-        )  # ss2: total multiplicity by what it shares with its sibling
-        self.ss1_by_ca_county = {}  # ss1 by the variables it shares with its parent
-        self.ss1_count_by_ca_county = (
-            {}
-        )  # ss1: total multiplicity by what it shares with its sibling
-        self.ss3_by_ca_county = {}  # ss3 by the variables it shares with its parent
-        self.ss3_count_by_ca_county = (
-            {}
-        )  # ss3: total multiplicity by what it shares with its sibling
-        self.ws1_by_ca_county = {}  # ws1 by the variables it shares with its parent
-        self.ws1_count_by_ca_county = (
-            {}
-        )  # ws1: total multiplicity by what it shares with its sibling
-        self.ws2_by_ca_county = {}  # ws2 by the variables it shares with its parent
-        self.ws2_count_by_ca_county = (
-            {}
-        )  # ws2: total multiplicity by what it shares with its sibling
-        self.ws3_by_ca_county = {}  # ws3 by the variables it shares with its parent
-        self.ws3_count_by_ca_county = (
-            {}
-        )  # ws3: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ca_county = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_ca_county = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_ca_county = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_ca_county = {}
+        # ss2 by the variables it shares with its parent
+        self.ss2_by_ca_county = {}
+        # ss2: total multiplicity by what it shares with its sibling
+        self.ss2_count_by_ca_county = {}
+        # ss1 by the variables it shares with its parent
+        self.ss1_by_ca_county = {}
+        # ss1: total multiplicity by what it shares with its sibling
+        self.ss1_count_by_ca_county = {}
+        # ss3 by the variables it shares with its parent
+        self.ss3_by_ca_county = {}
+        # ss3: total multiplicity by what it shares with its sibling
+        self.ss3_count_by_ca_county = {}
+        # ws1 by the variables it shares with its parent
+        self.ws1_by_ca_county = {}
+        # ws1: total multiplicity by what it shares with its sibling
+        self.ws1_count_by_ca_county = {}
+        # ws2 by the variables it shares with its parent
+        self.ws2_by_ca_county = {}
+        # ws2: total multiplicity by what it shares with its sibling
+        self.ws2_count_by_ca_county = {}
+        # ws3 by the variables it shares with its parent
+        self.ws3_by_ca_county = {}
+        # ws3: total multiplicity by what it shares with its sibling
+        self.ws3_count_by_ca_county = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "date_dim": self._apply_date_dim,
@@ -8455,8 +8476,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -8469,8 +8492,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -10404,9 +10429,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

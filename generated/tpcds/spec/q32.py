@@ -168,7 +168,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_scalar_1():
@@ -226,9 +231,12 @@ def _make_scalar_1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -321,13 +329,12 @@ def _make_scalar_1():
         ) -> None:
             self.catalog_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = (
-                {}
-            )  # catalog_sales projected on cs_item_sk, by what it shares with its sibling
-            self.date_dim_count_by_cs_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # catalog_sales projected on cs_item_sk, by what it shares with its sibling
+            self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_cs_sold_date_sk = {}
             self._appliers = {
                 "catalog_sales": self._apply_catalog_sales,
                 "date_dim": self._apply_date_dim,
@@ -352,8 +359,10 @@ def _make_scalar_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -366,8 +375,10 @@ def _make_scalar_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -854,9 +865,10 @@ def _make_scalar_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -865,11 +877,12 @@ def _make_scalar_1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1054,19 +1067,16 @@ class View:
         self.catalog_sales_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_count_by_cs_item_sk = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = (
-            {}
-        )  # catalog_sales projected on cs_item_sk, by what it shares with its sibling
-        self.date_dim_count_by_cs_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.item_count_by_cs_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_cs_item_sk = {}
+        # catalog_sales projected on cs_item_sk, by what it shares with its sibling
+        self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_cs_sold_date_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_cs_item_sk = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "item": self._apply_item,
@@ -1112,8 +1122,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1126,8 +1138,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1705,9 +1719,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1716,11 +1731,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = self._group_row(*key, _ZERO if p is None else p)
+            p = lookup(*key)
+            new = group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

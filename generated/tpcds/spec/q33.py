@@ -171,7 +171,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -318,9 +323,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 def _make_in_1():
                     """The inner view of a subquery; its result is a relation of View."""
@@ -398,7 +406,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.item_root = {}  # root item: its tuples
+                            # root item: its tuples
+                            self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -422,8 +431,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -436,8 +447,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -688,9 +701,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -885,31 +899,24 @@ def _make_derived1():
                             {}
                         )  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_count_by_i_manufact_id = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.item_i_manufact_id_by_ss_item_sk = (
-                            {}
-                        )  # item projected on i_manufact_id, by what it shares with its sibling
-                        self.n3_count_by_ss_item_sk = (
-                            {}
-                        )  # n3: total multiplicity by what it shares with its sibling
-                        self.n4_ss_item_sk_by_ss_addr_sk = (
-                            {}
-                        )  # n4 projected on ss_item_sk, by what it shares with its sibling
-                        self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk = (
-                            {}
-                        )  # store_sales projected on ss_item_sk, ss_addr_sk, by what it shares with its sibling
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.customer_address_count_by_ss_addr_sk = (
-                            {}
-                        )  # customer_address: total multiplicity by what it shares with its sibling
-                        self.in1_count_by_i_manufact_id = (
-                            {}
-                        )  # in1: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_i_manufact_id = {}
+                        # item projected on i_manufact_id, by what it shares with its sibling
+                        self.item_i_manufact_id_by_ss_item_sk = {}
+                        # n3: total multiplicity by what it shares with its sibling
+                        self.n3_count_by_ss_item_sk = {}
+                        # n4 projected on ss_item_sk, by what it shares with its sibling
+                        self.n4_ss_item_sk_by_ss_addr_sk = {}
+                        # store_sales projected on ss_item_sk, ss_addr_sk, by what it shares with its sibling
+                        self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
+                        # customer_address: total multiplicity by what it shares with its sibling
+                        self.customer_address_count_by_ss_addr_sk = {}
+                        # in1: total multiplicity by what it shares with its sibling
+                        self.in1_count_by_i_manufact_id = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -947,8 +954,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -961,8 +970,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -2438,9 +2449,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -2449,11 +2461,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -2667,7 +2680,8 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.ss_root = {}  # root ss: its tuples
+                    # root ss: its tuples
+                    self.ss_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -2700,8 +2714,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2714,8 +2730,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2928,9 +2946,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -3107,9 +3126,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 def _make_in_1():
                     """The inner view of a subquery; its result is a relation of View."""
@@ -3187,7 +3209,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.item_root = {}  # root item: its tuples
+                            # root item: its tuples
+                            self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -3211,8 +3234,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -3225,8 +3250,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -3477,9 +3504,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -3685,31 +3713,26 @@ def _make_derived1():
                             {}
                         )  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_count_by_i_manufact_id = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.item_i_manufact_id_by_cs_item_sk = (
-                            {}
-                        )  # item projected on i_manufact_id, by what it shares with its sibling
-                        self.n3_count_by_cs_item_sk = (
-                            {}
-                        )  # n3: total multiplicity by what it shares with its sibling
-                        self.n4_cs_item_sk_by_cs_bill_addr_sk = (
-                            {}
-                        )  # n4 projected on cs_item_sk, by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_i_manufact_id = {}
+                        # item projected on i_manufact_id, by what it shares with its sibling
+                        self.item_i_manufact_id_by_cs_item_sk = {}
+                        # n3: total multiplicity by what it shares with its sibling
+                        self.n3_count_by_cs_item_sk = {}
+                        # n4 projected on cs_item_sk, by what it shares with its sibling
+                        self.n4_cs_item_sk_by_cs_bill_addr_sk = {}
+                        # catalog_sales projected on cs_bill_addr_sk, cs_item_sk, by what it shares with its sibling
                         self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # catalog_sales projected on cs_bill_addr_sk, cs_item_sk, by what it shares with its sibling
-                        self.date_dim_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.customer_address_count_by_cs_bill_addr_sk = (
-                            {}
-                        )  # customer_address: total multiplicity by what it shares with its sibling
-                        self.in1_count_by_i_manufact_id = (
-                            {}
-                        )  # in1: total multiplicity by what it shares with its sibling
+                        )
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_cs_sold_date_sk = {}
+                        # customer_address: total multiplicity by what it shares with its sibling
+                        self.customer_address_count_by_cs_bill_addr_sk = {}
+                        # in1: total multiplicity by what it shares with its sibling
+                        self.in1_count_by_i_manufact_id = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "date_dim": self._apply_date_dim,
@@ -3747,8 +3770,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -3761,8 +3786,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -5295,9 +5322,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -5306,11 +5334,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -5535,7 +5564,8 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.cs_root = {}  # root cs: its tuples
+                    # root cs: its tuples
+                    self.cs_root = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
@@ -5568,8 +5598,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -5582,8 +5614,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5796,9 +5830,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -6046,9 +6081,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _make_in_1():
                 """The inner view of a subquery; its result is a relation of View."""
@@ -6128,7 +6166,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.item_root = {}  # root item: its tuples
+                        # root item: its tuples
+                        self.item_root = {}
                         self._appliers = {"item": self._apply_item}
                         self._batchers = (
                             {  # update() of several rows: summed per key first
@@ -6150,8 +6189,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -6164,8 +6205,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -6403,9 +6446,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -6609,31 +6653,24 @@ def _make_derived1():
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_count_by_i_manufact_id = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.item_i_manufact_id_by_ws_item_sk = (
-                        {}
-                    )  # item projected on i_manufact_id, by what it shares with its sibling
-                    self.n3_count_by_ws_item_sk = (
-                        {}
-                    )  # n3: total multiplicity by what it shares with its sibling
-                    self.n4_ws_item_sk_by_ws_bill_addr_sk = (
-                        {}
-                    )  # n4 projected on ws_item_sk, by what it shares with its sibling
-                    self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk = (
-                        {}
-                    )  # web_sales projected on ws_item_sk, ws_bill_addr_sk, by what it shares with its sibling
-                    self.date_dim_count_by_ws_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_address_count_by_ws_bill_addr_sk = (
-                        {}
-                    )  # customer_address: total multiplicity by what it shares with its sibling
-                    self.in1_count_by_i_manufact_id = (
-                        {}
-                    )  # in1: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_i_manufact_id = {}
+                    # item projected on i_manufact_id, by what it shares with its sibling
+                    self.item_i_manufact_id_by_ws_item_sk = {}
+                    # n3: total multiplicity by what it shares with its sibling
+                    self.n3_count_by_ws_item_sk = {}
+                    # n4 projected on ws_item_sk, by what it shares with its sibling
+                    self.n4_ws_item_sk_by_ws_bill_addr_sk = {}
+                    # web_sales projected on ws_item_sk, ws_bill_addr_sk, by what it shares with its sibling
+                    self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ws_sold_date_sk = {}
+                    # customer_address: total multiplicity by what it shares with its sibling
+                    self.customer_address_count_by_ws_bill_addr_sk = {}
+                    # in1: total multiplicity by what it shares with its sibling
+                    self.in1_count_by_i_manufact_id = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "date_dim": self._apply_date_dim,
@@ -6667,8 +6704,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -6681,8 +6720,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -8113,9 +8154,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -8124,11 +8166,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -8356,7 +8399,8 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.ws_root = {}  # root ws: its tuples
+                # root ws: its tuples
+                self.ws_root = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
@@ -8385,8 +8429,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -8399,8 +8445,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -8607,9 +8655,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -8937,7 +8986,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.tmp1_root = {}  # root tmp1: its tuples
+        # root tmp1: its tuples
+        self.tmp1_root = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "date_dim": self._apply_date_dim,
@@ -8971,8 +9021,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -8985,8 +9037,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -9227,9 +9281,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -9238,11 +9293,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

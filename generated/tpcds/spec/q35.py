@@ -167,7 +167,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_in_1():
@@ -348,13 +353,12 @@ def _make_in_1():
                 ) -> None:
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = (
-                        {}
-                    )  # web_sales projected on ws_bill_customer_sk, by what it shares with its sibling
-                    self.date_dim_count_by_ws_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # web_sales projected on ws_bill_customer_sk, by what it shares with its sibling
+                    self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ws_sold_date_sk = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "date_dim": self._apply_date_dim,
@@ -378,8 +382,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -392,8 +398,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -852,9 +860,10 @@ def _make_in_1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1063,13 +1072,12 @@ def _make_in_1():
                 ) -> None:
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on cs_ship_customer_sk, by what it shares with its sibling
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # catalog_sales projected on cs_ship_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_cs_ship_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
@@ -1093,8 +1101,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1107,8 +1117,10 @@ def _make_in_1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1567,9 +1579,10 @@ def _make_in_1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1835,7 +1848,8 @@ def _make_in_1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.or__root = {}  # root or_: its tuples
+            # root or_: its tuples
+            self.or__root = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
@@ -1863,8 +1877,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1877,8 +1893,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2072,9 +2090,10 @@ def _make_in_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2269,13 +2288,12 @@ def _make_exists_2():
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                {}
-            )  # store_sales projected on ss_customer_sk, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # store_sales projected on ss_customer_sk, by what it shares with its sibling
+            self.store_sales_ss_customer_sk_by_ss_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -2299,8 +2317,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2313,8 +2333,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2750,9 +2772,10 @@ def _make_exists_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3045,41 +3068,32 @@ class View:
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.customer_demographics_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_c_current_addr_sk = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_c_current_addr_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2 = {}  # n2: its tuples
-        self.n2_c_current_addr_sk_by_c_current_cdemo_sk = (
-            {}
-        )  # n2 projected on c_current_addr_sk, by what it shares with its sibling
-        self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk = (
-            {}
-        )  # c projected on c_current_cdemo_sk, c_current_addr_sk, by what it shares with its sibling
-        self.n5_count_by_c_customer_sk = (
-            {}
-        )  # n5: total multiplicity by what it shares with its sibling
-        self.exists2_count_by_c_customer_sk = (
-            {}
-        )  # exists2: total multiplicity by what it shares with its sibling
-        self.in1_count_by_c_customer_sk = (
-            {}
-        )  # in1: total multiplicity by what it shares with its sibling
-        self.customer_demographics_by_c_current_cdemo_sk = (
-            {}
-        )  # customer_demographics by the variables it shares with its parent
-        self.customer_demographics_count_by_c_current_cdemo_sk = (
-            {}
-        )  # customer_demographics: total multiplicity by what it shares with its sibling
-        self.ca_by_c_current_addr_sk = (
-            {}
-        )  # ca by the variables it shares with its parent
-        self.ca_count_by_c_current_addr_sk = (
-            {}
-        )  # ca: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_c_current_addr_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_c_current_addr_sk = {}
+        # n2: its tuples
+        self.n2 = {}
+        # n2 projected on c_current_addr_sk, by what it shares with its sibling
+        self.n2_c_current_addr_sk_by_c_current_cdemo_sk = {}
+        # c projected on c_current_cdemo_sk, c_current_addr_sk, by what it shares with its sibling
+        self.c_c_current_cdemo_sk_c_current_addr_sk_by_c_customer_sk = {}
+        # n5: total multiplicity by what it shares with its sibling
+        self.n5_count_by_c_customer_sk = {}
+        # exists2: total multiplicity by what it shares with its sibling
+        self.exists2_count_by_c_customer_sk = {}
+        # in1: total multiplicity by what it shares with its sibling
+        self.in1_count_by_c_customer_sk = {}
+        # customer_demographics by the variables it shares with its parent
+        self.customer_demographics_by_c_current_cdemo_sk = {}
+        # customer_demographics: total multiplicity by what it shares with its sibling
+        self.customer_demographics_count_by_c_current_cdemo_sk = {}
+        # ca by the variables it shares with its parent
+        self.ca_by_c_current_addr_sk = {}
+        # ca: total multiplicity by what it shares with its sibling
+        self.ca_count_by_c_current_addr_sk = {}
         self._appliers = {
             "customer": self._apply_customer,
             "customer_address": self._apply_customer_address,
@@ -3126,8 +3140,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3140,8 +3156,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5509,9 +5527,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -5554,7 +5573,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -149,7 +149,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -309,29 +314,24 @@ def _make_derived1():
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_ss_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_ss_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_ss_customer_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on ss_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_ss_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_ss_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_ss_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_ss_customer_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on ss_customer_sk, by what it shares with its sibling
+                    self.store_sales_ss_customer_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_ss_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_ss_customer_sk = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -361,8 +361,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -375,8 +377,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1370,9 +1374,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1630,29 +1635,24 @@ def _make_derived1():
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_cs_bill_customer_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_cs_bill_customer_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.catalog_sales = {}  # catalog_sales: its tuples
-                    self.catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk = (
-                        {}
-                    )  # catalog_sales projected on cs_bill_customer_sk, by what it shares with its sibling
-                    self.date_dim_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_by_cs_bill_customer_sk = (
-                        {}
-                    )  # customer by the variables it shares with its parent
-                    self.customer_count_by_cs_bill_customer_sk = (
-                        {}
-                    )  # customer: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_cs_bill_customer_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_cs_bill_customer_sk = {}
+                    # catalog_sales: its tuples
+                    self.catalog_sales = {}
+                    # catalog_sales projected on cs_bill_customer_sk, by what it shares with its sibling
+                    self.catalog_sales_cs_bill_customer_sk_by_cs_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
+                    # customer by the variables it shares with its parent
+                    self.customer_by_cs_bill_customer_sk = {}
+                    # customer: total multiplicity by what it shares with its sibling
+                    self.customer_count_by_cs_bill_customer_sk = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
@@ -1682,8 +1682,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1696,8 +1698,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2850,9 +2854,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -3200,29 +3205,24 @@ def _make_derived1():
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.customer_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_ws_bill_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_ws_bill_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on ws_bill_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_ws_bill_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_ws_bill_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_ws_bill_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_ws_bill_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on ws_bill_customer_sk, by what it shares with its sibling
+                self.web_sales_ws_bill_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_ws_bill_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_ws_bill_customer_sk = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
@@ -3252,8 +3252,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -3266,8 +3268,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -4285,9 +4289,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -4640,7 +4645,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.hot_cust_root = {}  # root hot_cust: its tuples
+        # root hot_cust: its tuples
+        self.hot_cust_root = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "date_dim": self._apply_date_dim,
@@ -4680,8 +4686,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -4694,8 +4702,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4915,9 +4925,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -4926,11 +4937,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = self._group_row(*key, _ZERO if p is None else p)
+            p = lookup(*key)
+            new = group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

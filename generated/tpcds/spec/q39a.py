@@ -309,9 +309,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -452,37 +455,28 @@ def _make_derived1():
                 self.item_rows = {}  # input rows: row -> multiplicity
                 self.warehouse_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_inv_date_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_inv_date_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_inv_date_sk_inv_warehouse_sk = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_inv_date_sk_by_inv_warehouse_sk = (
-                    {}
-                )  # n2 projected on inv_date_sk, by what it shares with its sibling
-                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = (
-                    {}
-                )  # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
-                self.item_count_by_inv_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
-                self.warehouse_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse by the variables it shares with its parent
-                self.warehouse_count_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse: total multiplicity by what it shares with its sibling
-                self.date_dim_by_inv_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_inv_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_inv_date_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_inv_date_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_inv_date_sk_inv_warehouse_sk = {}
+                # n2 projected on inv_date_sk, by what it shares with its sibling
+                self.n2_inv_date_sk_by_inv_warehouse_sk = {}
+                # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
+                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_inv_item_sk = {}
+                # warehouse by the variables it shares with its parent
+                self.warehouse_by_inv_warehouse_sk = {}
+                # warehouse: total multiplicity by what it shares with its sibling
+                self.warehouse_count_by_inv_warehouse_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_inv_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_inv_date_sk = {}
                 self._appliers = {
                     "inventory": self._apply_inventory,
                     "item": self._apply_item,
@@ -515,8 +509,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -529,8 +525,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2672,9 +2670,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -2709,7 +2708,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -2915,7 +2914,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.foo_root = {}  # root foo: its tuples
+            # root foo: its tuples
+            self.foo_root = {}
             self._appliers = {
                 "inventory": self._apply_inventory,
                 "item": self._apply_item,
@@ -2944,8 +2944,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2958,8 +2960,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3231,9 +3235,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3451,9 +3456,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -3594,37 +3602,28 @@ def _make_derived2():
                 self.item_rows = {}  # input rows: row -> multiplicity
                 self.warehouse_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_inv_date_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_inv_date_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_inv_date_sk_inv_warehouse_sk = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_inv_date_sk_by_inv_warehouse_sk = (
-                    {}
-                )  # n2 projected on inv_date_sk, by what it shares with its sibling
-                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = (
-                    {}
-                )  # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
-                self.item_count_by_inv_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
-                self.warehouse_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse by the variables it shares with its parent
-                self.warehouse_count_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse: total multiplicity by what it shares with its sibling
-                self.date_dim_by_inv_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_inv_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_inv_date_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_inv_date_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_inv_date_sk_inv_warehouse_sk = {}
+                # n2 projected on inv_date_sk, by what it shares with its sibling
+                self.n2_inv_date_sk_by_inv_warehouse_sk = {}
+                # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
+                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_inv_item_sk = {}
+                # warehouse by the variables it shares with its parent
+                self.warehouse_by_inv_warehouse_sk = {}
+                # warehouse: total multiplicity by what it shares with its sibling
+                self.warehouse_count_by_inv_warehouse_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_inv_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_inv_date_sk = {}
                 self._appliers = {
                     "inventory": self._apply_inventory,
                     "item": self._apply_item,
@@ -3657,8 +3656,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -3671,8 +3672,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -5814,9 +5817,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -5851,7 +5855,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6057,7 +6061,8 @@ def _make_derived2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.foo_root = {}  # root foo: its tuples
+            # root foo: its tuples
+            self.foo_root = {}
             self._appliers = {
                 "inventory": self._apply_inventory,
                 "item": self._apply_item,
@@ -6086,8 +6091,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -6100,8 +6107,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6373,9 +6382,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6547,19 +6557,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.inv1_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv1 by the variables it shares with its parent
-        self.inv1_count_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv1: total multiplicity by what it shares with its sibling
-        self.inv2_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv2 by the variables it shares with its parent
-        self.inv2_count_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv2: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # inv1 by the variables it shares with its parent
+        self.inv1_by_w_warehouse_sk_i_item_sk = {}
+        # inv1: total multiplicity by what it shares with its sibling
+        self.inv1_count_by_w_warehouse_sk_i_item_sk = {}
+        # inv2 by the variables it shares with its parent
+        self.inv2_by_w_warehouse_sk_i_item_sk = {}
+        # inv2: total multiplicity by what it shares with its sibling
+        self.inv2_count_by_w_warehouse_sk_i_item_sk = {}
         self._appliers = {
             "inventory": self._apply_inventory,
             "item": self._apply_item,
@@ -6594,8 +6601,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -6608,8 +6617,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -7108,9 +7119,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

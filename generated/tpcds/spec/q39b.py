@@ -310,9 +310,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -453,37 +456,28 @@ def _make_derived1():
                 self.item_rows = {}  # input rows: row -> multiplicity
                 self.warehouse_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_inv_date_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_inv_date_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_inv_date_sk_inv_warehouse_sk = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_inv_date_sk_by_inv_warehouse_sk = (
-                    {}
-                )  # n2 projected on inv_date_sk, by what it shares with its sibling
-                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = (
-                    {}
-                )  # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
-                self.item_count_by_inv_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
-                self.warehouse_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse by the variables it shares with its parent
-                self.warehouse_count_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse: total multiplicity by what it shares with its sibling
-                self.date_dim_by_inv_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_inv_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_inv_date_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_inv_date_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_inv_date_sk_inv_warehouse_sk = {}
+                # n2 projected on inv_date_sk, by what it shares with its sibling
+                self.n2_inv_date_sk_by_inv_warehouse_sk = {}
+                # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
+                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_inv_item_sk = {}
+                # warehouse by the variables it shares with its parent
+                self.warehouse_by_inv_warehouse_sk = {}
+                # warehouse: total multiplicity by what it shares with its sibling
+                self.warehouse_count_by_inv_warehouse_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_inv_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_inv_date_sk = {}
                 self._appliers = {
                     "inventory": self._apply_inventory,
                     "item": self._apply_item,
@@ -516,8 +510,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -530,8 +526,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2673,9 +2671,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -2710,7 +2709,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -2916,7 +2915,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.foo_root = {}  # root foo: its tuples
+            # root foo: its tuples
+            self.foo_root = {}
             self._appliers = {
                 "inventory": self._apply_inventory,
                 "item": self._apply_item,
@@ -2945,8 +2945,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2959,8 +2961,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3232,9 +3236,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3452,9 +3457,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _div(a, b):
             """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -3595,37 +3603,28 @@ def _make_derived2():
                 self.item_rows = {}  # input rows: row -> multiplicity
                 self.warehouse_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_inv_date_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_inv_date_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_inv_date_sk_inv_warehouse_sk = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_inv_date_sk_by_inv_warehouse_sk = (
-                    {}
-                )  # n2 projected on inv_date_sk, by what it shares with its sibling
-                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = (
-                    {}
-                )  # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
-                self.item_count_by_inv_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
-                self.warehouse_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse by the variables it shares with its parent
-                self.warehouse_count_by_inv_warehouse_sk = (
-                    {}
-                )  # warehouse: total multiplicity by what it shares with its sibling
-                self.date_dim_by_inv_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_inv_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_inv_date_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_inv_date_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_inv_date_sk_inv_warehouse_sk = {}
+                # n2 projected on inv_date_sk, by what it shares with its sibling
+                self.n2_inv_date_sk_by_inv_warehouse_sk = {}
+                # inventory projected on inv_date_sk, inv_warehouse_sk, by what it shares with its sibling
+                self.inventory_inv_date_sk_inv_warehouse_sk_by_inv_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_inv_item_sk = {}
+                # warehouse by the variables it shares with its parent
+                self.warehouse_by_inv_warehouse_sk = {}
+                # warehouse: total multiplicity by what it shares with its sibling
+                self.warehouse_count_by_inv_warehouse_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_inv_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_inv_date_sk = {}
                 self._appliers = {
                     "inventory": self._apply_inventory,
                     "item": self._apply_item,
@@ -3658,8 +3657,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -3672,8 +3673,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -5815,9 +5818,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -5852,7 +5856,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6058,7 +6062,8 @@ def _make_derived2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.foo_root = {}  # root foo: its tuples
+            # root foo: its tuples
+            self.foo_root = {}
             self._appliers = {
                 "inventory": self._apply_inventory,
                 "item": self._apply_item,
@@ -6087,8 +6092,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -6101,8 +6108,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6374,9 +6383,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6548,19 +6558,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.inv1_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv1 by the variables it shares with its parent
-        self.inv1_count_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv1: total multiplicity by what it shares with its sibling
-        self.inv2_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv2 by the variables it shares with its parent
-        self.inv2_count_by_w_warehouse_sk_i_item_sk = (
-            {}
-        )  # inv2: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # inv1 by the variables it shares with its parent
+        self.inv1_by_w_warehouse_sk_i_item_sk = {}
+        # inv1: total multiplicity by what it shares with its sibling
+        self.inv1_count_by_w_warehouse_sk_i_item_sk = {}
+        # inv2 by the variables it shares with its parent
+        self.inv2_by_w_warehouse_sk_i_item_sk = {}
+        # inv2: total multiplicity by what it shares with its sibling
+        self.inv2_count_by_w_warehouse_sk_i_item_sk = {}
         self._appliers = {
             "inventory": self._apply_inventory,
             "item": self._apply_item,
@@ -6595,8 +6602,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -6609,8 +6618,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -7114,9 +7125,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

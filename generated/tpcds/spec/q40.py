@@ -161,7 +161,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -352,19 +357,16 @@ def _make_derived1():
             ) -> None:
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 self.catalog_returns_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.catalog_returns_by_cs_item_sk_cs_order_number = (
-                    {}
-                )  # catalog_returns by the variables it shares with its parent
-                self.catalog_returns_count_by_cs_item_sk_cs_order_number = (
-                    {}
-                )  # catalog_returns: total multiplicity by what it shares with its sibling
-                self.catalog_sales_by_cs_item_sk_cs_order_number = (
-                    {}
-                )  # catalog_sales by the variables it shares with its parent
-                self.catalog_sales_count_by_cs_item_sk_cs_order_number = (
-                    {}
-                )  # catalog_sales: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # catalog_returns by the variables it shares with its parent
+                self.catalog_returns_by_cs_item_sk_cs_order_number = {}
+                # catalog_returns: total multiplicity by what it shares with its sibling
+                self.catalog_returns_count_by_cs_item_sk_cs_order_number = {}
+                # catalog_sales by the variables it shares with its parent
+                self.catalog_sales_by_cs_item_sk_cs_order_number = {}
+                # catalog_sales: total multiplicity by what it shares with its sibling
+                self.catalog_sales_count_by_cs_item_sk_cs_order_number = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "catalog_returns": self._apply_catalog_returns,
@@ -392,8 +394,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -406,8 +410,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1179,9 +1185,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1405,7 +1412,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.catalog_returns_rows = {}  # input rows: row -> multiplicity
-                    self.catalog_returns_root = {}  # root catalog_returns: its tuples
+                    # root catalog_returns: its tuples
+                    self.catalog_returns_root = {}
                     self._appliers = {"catalog_returns": self._apply_catalog_returns}
                     self._batchers = {  # update() of several rows: summed per key first
                         "catalog_returns": self._batch_catalog_returns
@@ -1425,8 +1433,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1439,8 +1449,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1687,9 +1699,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1858,7 +1871,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
-                self.catalog_sales_root = {}  # root catalog_sales: its tuples
+                # root catalog_sales: its tuples
+                self.catalog_sales_root = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "catalog_returns": self._apply_catalog_returns,
@@ -1891,8 +1905,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1905,8 +1921,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2274,9 +2292,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -2568,43 +2587,36 @@ class View:
         self.warehouse_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_catalog_sales__cs_item_sk = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_catalog_sales__cs_item_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk = (
-            {}
-        )  # n2 by the variables it shares with its parent
-        self.n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk = (
-            {}
-        )  # n2 projected on catalog_sales__cs_item_sk, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_catalog_sales__cs_item_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_catalog_sales__cs_item_sk = {}
+        # n2 by the variables it shares with its parent
+        self.n2_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk = {}
+        # n2 projected on catalog_sales__cs_item_sk, by what it shares with its sibling
+        self.n2_catalog_sales__cs_item_sk_by_catalog_sales__cs_sold_date_sk = {}
+        # oj1 by the variables it shares with its parent
         self.oj1_by_catalog_sales__cs_sold_date_sk_catalog_sales__cs_warehouse_sk_catalog_sales__cs_item_sk = (
             {}
-        )  # oj1 by the variables it shares with its parent
+        )
+        # oj1 projected on catalog_sales__cs_sold_date_sk, catalog_sales__cs_item_sk, by what it shares with its sibling
         self.oj1_catalog_sales__cs_sold_date_sk_catalog_sales__cs_item_sk_by_catalog_sales__cs_warehouse_sk = (
             {}
-        )  # oj1 projected on catalog_sales__cs_sold_date_sk, catalog_sales__cs_item_sk, by what it shares with its sibling
-        self.warehouse_by_catalog_sales__cs_warehouse_sk = (
-            {}
-        )  # warehouse by the variables it shares with its parent
-        self.warehouse_count_by_catalog_sales__cs_warehouse_sk = (
-            {}
-        )  # warehouse: total multiplicity by what it shares with its sibling
-        self.date_dim_by_catalog_sales__cs_sold_date_sk = (
-            {}
-        )  # date_dim by the variables it shares with its parent
-        self.date_dim_count_by_catalog_sales__cs_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.item_by_catalog_sales__cs_item_sk = (
-            {}
-        )  # item by the variables it shares with its parent
-        self.item_count_by_catalog_sales__cs_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
+        )
+        # warehouse by the variables it shares with its parent
+        self.warehouse_by_catalog_sales__cs_warehouse_sk = {}
+        # warehouse: total multiplicity by what it shares with its sibling
+        self.warehouse_count_by_catalog_sales__cs_warehouse_sk = {}
+        # date_dim by the variables it shares with its parent
+        self.date_dim_by_catalog_sales__cs_sold_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_catalog_sales__cs_sold_date_sk = {}
+        # item by the variables it shares with its parent
+        self.item_by_catalog_sales__cs_item_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_catalog_sales__cs_item_sk = {}
         self._appliers = {
             "warehouse": self._apply_warehouse,
             "item": self._apply_item,
@@ -2645,8 +2657,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2659,8 +2673,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4599,9 +4615,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -4681,7 +4698,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -183,7 +183,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -287,23 +292,24 @@ class View:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.store_sales_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_d_date_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_d_date_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.store_sales = {}  # store_sales: its tuples
-        self.store_sales_d_date_sk_by_ss_item_sk = (
-            {}
-        )  # store_sales projected on d_date_sk, by what it shares with its sibling
-        self.item_by_ss_item_sk = {}  # item by the variables it shares with its parent
-        self.item_count_by_ss_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
-        self.dt_by_d_date_sk = {}  # dt by the variables it shares with its parent
-        self.dt_count_by_d_date_sk = (
-            {}
-        )  # dt: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_d_date_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_d_date_sk = {}
+        # store_sales: its tuples
+        self.store_sales = {}
+        # store_sales projected on d_date_sk, by what it shares with its sibling
+        self.store_sales_d_date_sk_by_ss_item_sk = {}
+        # item by the variables it shares with its parent
+        self.item_by_ss_item_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_ss_item_sk = {}
+        # dt by the variables it shares with its parent
+        self.dt_by_d_date_sk = {}
+        # dt: total multiplicity by what it shares with its sibling
+        self.dt_count_by_d_date_sk = {}
         self._appliers = {
             "date_dim": self._apply_date_dim,
             "store_sales": self._apply_store_sales,
@@ -336,8 +342,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -350,8 +358,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1261,9 +1271,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1294,7 +1305,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -145,7 +145,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -365,7 +370,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.item_root = {}  # root item: its tuples
+                        # root item: its tuples
+                        self.item_root = {}
                         self._appliers = {"item": self._apply_item}
                         self._batchers = (
                             {  # update() of several rows: summed per key first
@@ -387,8 +393,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -401,8 +409,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -666,9 +676,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -781,7 +792,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.s1_root = {}  # root s1: its tuples
+                    # root s1: its tuples
+                    self.s1_root = {}
                     self._appliers = {"item": self._apply_item}
                     self._batchers = (
                         {}  # update() of several rows: summed per key first
@@ -810,8 +822,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -824,8 +838,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1002,9 +1018,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1258,56 +1275,42 @@ def _make_derived1():
                 self.customer_address_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_count_by_all = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_count_by_all = (
-                    {}
-                )  # n2: total multiplicity by what it shares with its sibling
-                self.n3_count_by_all = (
-                    {}
-                )  # n3: total multiplicity by what it shares with its sibling
-                self.customer_by_all = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_all = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
-                self.web_sales_by_all = (
-                    {}
-                )  # web_sales by the variables it shares with its parent
-                self.web_sales_count_by_all = (
-                    {}
-                )  # web_sales: total multiplicity by what it shares with its sibling
-                self.customer_address_by_all = (
-                    {}
-                )  # customer_address by the variables it shares with its parent
-                self.customer_address_count_by_all = (
-                    {}
-                )  # customer_address: total multiplicity by what it shares with its sibling
-                self.date_dim_by_all = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_all = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.n8_by_all = {}  # n8 by the variables it shares with its parent
-                self.n8_count_by_all = (
-                    {}
-                )  # n8: total multiplicity by what it shares with its sibling
-                self.in1_by_i_item_id = (
-                    {}
-                )  # in1 by the variables it shares with its parent
-                self.in1_count_by_i_item_id = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
-                self.item_by_i_item_id = (
-                    {}
-                )  # item by the variables it shares with its parent
-                self.item_count_by_i_item_id = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_all = {}
+                # n2: total multiplicity by what it shares with its sibling
+                self.n2_count_by_all = {}
+                # n3: total multiplicity by what it shares with its sibling
+                self.n3_count_by_all = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_all = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_all = {}
+                # web_sales by the variables it shares with its parent
+                self.web_sales_by_all = {}
+                # web_sales: total multiplicity by what it shares with its sibling
+                self.web_sales_count_by_all = {}
+                # customer_address by the variables it shares with its parent
+                self.customer_address_by_all = {}
+                # customer_address: total multiplicity by what it shares with its sibling
+                self.customer_address_count_by_all = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_all = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_all = {}
+                # n8 by the variables it shares with its parent
+                self.n8_by_all = {}
+                # n8: total multiplicity by what it shares with its sibling
+                self.n8_count_by_all = {}
+                # in1 by the variables it shares with its parent
+                self.in1_by_i_item_id = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_i_item_id = {}
+                # item by the variables it shares with its parent
+                self.item_by_i_item_id = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_i_item_id = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "customer": self._apply_customer,
@@ -1346,8 +1349,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1360,8 +1365,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3306,9 +3313,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3649,7 +3657,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.item_root = {}  # root item: its tuples
+                            # root item: its tuples
+                            self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -3673,8 +3682,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -3687,8 +3698,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -3967,9 +3980,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -4082,7 +4096,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.s1_root = {}  # root s1: its tuples
+                        # root s1: its tuples
+                        self.s1_root = {}
                         self._appliers = {"item": self._apply_item}
                         self._batchers = (
                             {}  # update() of several rows: summed per key first
@@ -4111,8 +4126,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -4125,8 +4142,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -4307,9 +4326,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -4439,7 +4459,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.in1_root = {}  # root in1: its tuples
+                    # root in1: its tuples
+                    self.in1_root = {}
                     self._appliers = {"item": self._apply_item}
                     self._batchers = (
                         {}  # update() of several rows: summed per key first
@@ -4467,8 +4488,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -4481,8 +4504,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -4659,9 +4684,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -4905,44 +4931,34 @@ def _make_derived1():
                 self.customer_address_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_count_by_all = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_count_by_all = (
-                    {}
-                )  # n2: total multiplicity by what it shares with its sibling
-                self.n3_count_by_all = (
-                    {}
-                )  # n3: total multiplicity by what it shares with its sibling
-                self.customer_by_all = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_all = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
-                self.web_sales_by_all = (
-                    {}
-                )  # web_sales by the variables it shares with its parent
-                self.web_sales_count_by_all = (
-                    {}
-                )  # web_sales: total multiplicity by what it shares with its sibling
-                self.customer_address_by_all = (
-                    {}
-                )  # customer_address by the variables it shares with its parent
-                self.customer_address_count_by_all = (
-                    {}
-                )  # customer_address: total multiplicity by what it shares with its sibling
-                self.date_dim_by_all = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_all = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.item_by_all = {}  # item by the variables it shares with its parent
-                self.item_count_by_all = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_all = {}
+                # n2: total multiplicity by what it shares with its sibling
+                self.n2_count_by_all = {}
+                # n3: total multiplicity by what it shares with its sibling
+                self.n3_count_by_all = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_all = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_all = {}
+                # web_sales by the variables it shares with its parent
+                self.web_sales_by_all = {}
+                # web_sales: total multiplicity by what it shares with its sibling
+                self.web_sales_count_by_all = {}
+                # customer_address by the variables it shares with its parent
+                self.customer_address_by_all = {}
+                # customer_address: total multiplicity by what it shares with its sibling
+                self.customer_address_count_by_all = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_all = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_all = {}
+                # item by the variables it shares with its parent
+                self.item_by_all = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_all = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "customer": self._apply_customer,
@@ -4981,8 +4997,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -4995,8 +5013,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -6774,9 +6794,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -7104,7 +7125,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.oj1_root = {}  # root oj1: its tuples
+        # root oj1: its tuples
+        self.oj1_root = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "customer": self._apply_customer,
@@ -7137,8 +7159,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -7151,8 +7175,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -7476,9 +7502,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -7494,11 +7521,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

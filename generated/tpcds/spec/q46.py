@@ -255,9 +255,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -395,35 +398,32 @@ def _make_derived1():
             self.store_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ss_addr_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_ss_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_customer_sk, ss_addr_sk, ss_ticket_number, by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ss_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ss_addr_sk = {}
+            # n3 projected on ss_customer_sk, ss_addr_sk, ss_ticket_number, by what it shares with its sibling
+            self.n3_ss_customer_sk_ss_addr_sk_ss_ticket_number_by_ss_store_sk = {}
+            # n4 projected on ss_customer_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
             self.n4_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk = (
                 {}
-            )  # n4 projected on ss_customer_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
+            )
+            # store_sales projected on ss_customer_sk, ss_hdemo_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
             self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
                 {}
-            )  # store_sales projected on ss_customer_sk, ss_hdemo_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.customer_address_by_ss_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_ss_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_ss_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_ss_addr_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -454,8 +454,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -468,8 +470,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3457,9 +3461,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3468,11 +3473,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3725,29 +3731,24 @@ class View:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_c_current_addr_sk = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_c_current_addr_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.customer_by_ss_customer_sk_c_current_addr_sk = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_c_current_addr_sk_by_ss_customer_sk = (
-            {}
-        )  # customer projected on c_current_addr_sk, by what it shares with its sibling
-        self.dn_by_ss_customer_sk = {}  # dn by the variables it shares with its parent
-        self.dn_count_by_ss_customer_sk = (
-            {}
-        )  # dn: total multiplicity by what it shares with its sibling
-        self.current_addr_by_c_current_addr_sk = (
-            {}
-        )  # current_addr by the variables it shares with its parent
-        self.current_addr_count_by_c_current_addr_sk = (
-            {}
-        )  # current_addr: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_c_current_addr_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_c_current_addr_sk = {}
+        # customer by the variables it shares with its parent
+        self.customer_by_ss_customer_sk_c_current_addr_sk = {}
+        # customer projected on c_current_addr_sk, by what it shares with its sibling
+        self.customer_c_current_addr_sk_by_ss_customer_sk = {}
+        # dn by the variables it shares with its parent
+        self.dn_by_ss_customer_sk = {}
+        # dn: total multiplicity by what it shares with its sibling
+        self.dn_count_by_ss_customer_sk = {}
+        # current_addr by the variables it shares with its parent
+        self.current_addr_by_c_current_addr_sk = {}
+        # current_addr: total multiplicity by what it shares with its sibling
+        self.current_addr_count_by_c_current_addr_sk = {}
         self._appliers = {
             "customer": self._apply_customer,
             "customer_address": self._apply_customer_address,
@@ -3786,8 +3787,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3800,8 +3803,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4675,9 +4680,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -126,7 +126,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -265,38 +270,32 @@ class View:
         self.customer_demographics_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_all = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_by_all = {}  # n2 by the variables it shares with its parent
-        self.n2_count_by_all = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk = (
-            {}
-        )  # n4 projected on ss_cdemo_sk, ss_addr_sk, ss_sales_price, ss_net_profit, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_all = {}
+        # n2 by the variables it shares with its parent
+        self.n2_by_all = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_all = {}
+        # n4 projected on ss_cdemo_sk, ss_addr_sk, ss_sales_price, ss_net_profit, by what it shares with its sibling
+        self.n4_ss_cdemo_sk_ss_addr_sk_ss_sales_price_ss_net_profit_by_ss_store_sk = {}
+        # store_sales projected on ss_cdemo_sk, ss_addr_sk, ss_store_sk, ss_sales_price, ss_net_profit, by what it shares with its sibling
         self.store_sales_ss_cdemo_sk_ss_addr_sk_ss_store_sk_ss_sales_price_ss_net_profit_by_ss_sold_date_sk = (
             {}
-        )  # store_sales projected on ss_cdemo_sk, ss_addr_sk, ss_store_sk, ss_sales_price, ss_net_profit, by what it shares with its sibling
-        self.date_dim_count_by_ss_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.store_2_count_by_ss_store_sk = (
-            {}
-        )  # store_2: total multiplicity by what it shares with its sibling
-        self.customer_demographics_by_all = (
-            {}
-        )  # customer_demographics by the variables it shares with its parent
-        self.customer_demographics_count_by_all = (
-            {}
-        )  # customer_demographics: total multiplicity by what it shares with its sibling
-        self.customer_address_by_all = (
-            {}
-        )  # customer_address by the variables it shares with its parent
-        self.customer_address_count_by_all = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
+        )
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ss_sold_date_sk = {}
+        # store_2: total multiplicity by what it shares with its sibling
+        self.store_2_count_by_ss_store_sk = {}
+        # customer_demographics by the variables it shares with its parent
+        self.customer_demographics_by_all = {}
+        # customer_demographics: total multiplicity by what it shares with its sibling
+        self.customer_demographics_count_by_all = {}
+        # customer_address by the variables it shares with its parent
+        self.customer_address_by_all = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_all = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "store": self._apply_store,
@@ -338,8 +337,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -352,8 +353,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4081,9 +4084,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -4116,7 +4120,7 @@ class View:
                     else self._group_row(entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

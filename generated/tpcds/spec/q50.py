@@ -213,7 +213,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -363,43 +368,36 @@ class View:
         self.store_returns_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number = (
-            {}
-        )  # n2 by the variables it shares with its parent
-        self.n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk = (
-            {}
-        )  # n2 projected on ss_item_sk, ss_customer_sk, ss_ticket_number, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_ss_item_sk_ss_customer_sk_ss_ticket_number = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = {}
+        # n2 by the variables it shares with its parent
+        self.n2_by_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number = {}
+        # n2 projected on ss_item_sk, ss_customer_sk, ss_ticket_number, by what it shares with its sibling
+        self.n2_ss_item_sk_ss_customer_sk_ss_ticket_number_by_ss_store_sk = {}
+        # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
         self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
             {}
-        )  # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
-        self.d1_count_by_ss_sold_date_sk = (
-            {}
-        )  # d1: total multiplicity by what it shares with its sibling
-        self.store_2_by_ss_store_sk = (
-            {}
-        )  # store_2 by the variables it shares with its parent
-        self.store_2_count_by_ss_store_sk = (
-            {}
-        )  # store_2: total multiplicity by what it shares with its sibling
-        self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
-            {}
-        )  # n6 by the variables it shares with its parent
-        self.n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = (
-            {}
-        )  # n6: total multiplicity by what it shares with its sibling
+        )
+        # d1: total multiplicity by what it shares with its sibling
+        self.d1_count_by_ss_sold_date_sk = {}
+        # store_2 by the variables it shares with its parent
+        self.store_2_by_ss_store_sk = {}
+        # store_2: total multiplicity by what it shares with its sibling
+        self.store_2_count_by_ss_store_sk = {}
+        # n6 by the variables it shares with its parent
+        self.n6_by_ss_item_sk_ss_customer_sk_ss_ticket_number = {}
+        # n6: total multiplicity by what it shares with its sibling
+        self.n6_count_by_ss_item_sk_ss_customer_sk_ss_ticket_number = {}
+        # store_returns projected on ss_item_sk, ss_customer_sk, ss_ticket_number, by what it shares with its sibling
         self.store_returns_ss_item_sk_ss_customer_sk_ss_ticket_number_by_sr_returned_date_sk = (
             {}
-        )  # store_returns projected on ss_item_sk, ss_customer_sk, ss_ticket_number, by what it shares with its sibling
-        self.d2_count_by_sr_returned_date_sk = (
-            {}
-        )  # d2: total multiplicity by what it shares with its sibling
+        )
+        # d2: total multiplicity by what it shares with its sibling
+        self.d2_count_by_sr_returned_date_sk = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "store_returns": self._apply_store_returns,
@@ -434,8 +432,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -448,8 +448,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3619,9 +3621,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -3725,7 +3728,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -308,9 +308,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -451,35 +454,28 @@ def _make_derived1():
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.store_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_i_item_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_i_item_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2 = {}  # n2: its tuples
-                self.n2_i_item_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # n2 projected on i_item_sk, by what it shares with its sibling
-                self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = (
-                    {}
-                )  # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
-                self.store_2_count_by_ss_store_sk = (
-                    {}
-                )  # store_2: total multiplicity by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.item_by_i_item_sk = (
-                    {}
-                )  # item by the variables it shares with its parent
-                self.item_count_by_i_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_i_item_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_i_item_sk = {}
+                # n2: its tuples
+                self.n2 = {}
+                # n2 projected on i_item_sk, by what it shares with its sibling
+                self.n2_i_item_sk_by_ss_sold_date_sk = {}
+                # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
+                self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = {}
+                # store_2: total multiplicity by what it shares with its sibling
+                self.store_2_count_by_ss_store_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # item by the variables it shares with its parent
+                self.item_by_i_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_i_item_sk = {}
                 self._appliers = {
                     "item": self._apply_item,
                     "store_sales": self._apply_store_sales,
@@ -512,8 +508,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -526,8 +524,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2105,9 +2105,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -2140,7 +2141,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -2284,9 +2285,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _make_derived1():
             """The inner view of a subquery; its result is a relation of View."""
@@ -2377,9 +2381,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -2516,35 +2523,28 @@ def _make_derived1():
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.store_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_i_item_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_i_item_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.n2 = {}  # n2: its tuples
-                    self.n2_i_item_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # n2 projected on i_item_sk, by what it shares with its sibling
-                    self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = (
-                        {}
-                    )  # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
-                    self.store_2_count_by_ss_store_sk = (
-                        {}
-                    )  # store_2: total multiplicity by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.item_by_i_item_sk = (
-                        {}
-                    )  # item by the variables it shares with its parent
-                    self.item_count_by_i_item_sk = (
-                        {}
-                    )  # item: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_i_item_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_i_item_sk = {}
+                    # n2: its tuples
+                    self.n2 = {}
+                    # n2 projected on i_item_sk, by what it shares with its sibling
+                    self.n2_i_item_sk_by_ss_sold_date_sk = {}
+                    # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
+                    self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = {}
+                    # store_2: total multiplicity by what it shares with its sibling
+                    self.store_2_count_by_ss_store_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # item by the variables it shares with its parent
+                    self.item_by_i_item_sk = {}
+                    # item: total multiplicity by what it shares with its sibling
+                    self.item_count_by_i_item_sk = {}
                     self._appliers = {
                         "item": self._apply_item,
                         "store_sales": self._apply_store_sales,
@@ -2577,8 +2577,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2591,8 +2593,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -4279,9 +4283,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -4314,7 +4319,7 @@ def _make_derived1():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -4549,7 +4554,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.derived1__rows = {}  # input rows: row -> multiplicity
-                self.rows_2_root = {}  # root rows_2: its tuples
+                # root rows_2: its tuples
+                self.rows_2_root = {}
                 self._appliers = {
                     "item": self._apply_item,
                     "store_sales": self._apply_store_sales,
@@ -4581,8 +4587,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -4595,8 +4603,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -4828,9 +4838,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -4839,11 +4850,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -5049,19 +5061,16 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.n0_root = {}  # root n0: its tuples
-            self.windowed_by___c1 = (
-                {}
-            )  # windowed by the variables it shares with its parent
-            self.windowed_count_by___c1 = (
-                {}
-            )  # windowed: total multiplicity by what it shares with its sibling
-            self.partition1_by___c1 = (
-                {}
-            )  # partition1 by the variables it shares with its parent
-            self.partition1_count_by___c1 = (
-                {}
-            )  # partition1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # windowed by the variables it shares with its parent
+            self.windowed_by___c1 = {}
+            # windowed: total multiplicity by what it shares with its sibling
+            self.windowed_count_by___c1 = {}
+            # partition1 by the variables it shares with its parent
+            self.partition1_by___c1 = {}
+            # partition1: total multiplicity by what it shares with its sibling
+            self.partition1_count_by___c1 = {}
             self._appliers = {
                 "item": self._apply_item,
                 "store_sales": self._apply_store_sales,
@@ -5094,8 +5103,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -5108,8 +5119,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -5457,9 +5470,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -5666,7 +5680,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.tmp1_root = {}  # root tmp1: its tuples
+        # root tmp1: its tuples
+        self.tmp1_root = {}
         self._appliers = {
             "item": self._apply_item,
             "store_sales": self._apply_store_sales,
@@ -5697,8 +5712,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -5711,8 +5728,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5966,9 +5985,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -349,9 +349,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -445,19 +448,16 @@ def _make_derived1():
             ) -> None:
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.store_sales_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales by the variables it shares with its parent
-                self.store_sales_count_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # store_sales by the variables it shares with its parent
+                self.store_sales_by_ss_sold_date_sk = {}
+                # store_sales: total multiplicity by what it shares with its sibling
+                self.store_sales_count_by_ss_sold_date_sk = {}
                 self._appliers = {
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
@@ -486,8 +486,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -500,8 +502,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1090,9 +1094,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1278,7 +1283,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -1483,23 +1488,22 @@ def _make_derived1():
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ss_store_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_ss_store_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ss_store_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ss_store_sk = {}
+            # wss projected on ss_store_sk, sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
             self.wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 {}
-            )  # wss projected on ss_store_sk, sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
-            self.d_2_count_by_d_week_seq = (
-                {}
-            )  # d_2: total multiplicity by what it shares with its sibling
-            self.store_2_by_ss_store_sk = (
-                {}
-            )  # store_2 by the variables it shares with its parent
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
+            )
+            # d_2: total multiplicity by what it shares with its sibling
+            self.d_2_count_by_d_week_seq = {}
+            # store_2 by the variables it shares with its parent
+            self.store_2_by_ss_store_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
             self._appliers = {
                 "store": self._apply_store,
                 "date_dim": self._apply_date_dim,
@@ -1533,8 +1537,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1547,8 +1553,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2351,9 +2359,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2620,9 +2629,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -2716,19 +2728,16 @@ def _make_derived2():
             ) -> None:
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.store_sales_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales by the variables it shares with its parent
-                self.store_sales_count_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # store_sales by the variables it shares with its parent
+                self.store_sales_by_ss_sold_date_sk = {}
+                # store_sales: total multiplicity by what it shares with its sibling
+                self.store_sales_count_by_ss_sold_date_sk = {}
                 self._appliers = {
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
@@ -2757,8 +2766,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -2771,8 +2782,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3361,9 +3374,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3549,7 +3563,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3754,23 +3768,22 @@ def _make_derived2():
             self.derived1__rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ss_store_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_ss_store_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ss_store_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ss_store_sk = {}
+            # wss projected on ss_store_sk, sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
             self.wss_ss_store_sk_sun_sales_mon_sales_tue_sales_wed_sales_thu_sales_fri_sales_sat_sales_by_d_week_seq = (
                 {}
-            )  # wss projected on ss_store_sk, sun_sales, mon_sales, tue_sales, wed_sales, thu_sales, fri_sales, sat_sales, by what it shares with its sibling
-            self.d_2_count_by_d_week_seq = (
-                {}
-            )  # d_2: total multiplicity by what it shares with its sibling
-            self.store_2_by_ss_store_sk = (
-                {}
-            )  # store_2 by the variables it shares with its parent
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
+            )
+            # d_2: total multiplicity by what it shares with its sibling
+            self.d_2_count_by_d_week_seq = {}
+            # store_2 by the variables it shares with its parent
+            self.store_2_by_ss_store_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
             self._appliers = {
                 "store": self._apply_store,
                 "date_dim": self._apply_date_dim,
@@ -3804,8 +3817,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3818,8 +3833,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -4622,9 +4639,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -4835,15 +4853,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.y_by_s_store_id1 = {}  # y by the variables it shares with its parent
-        self.y_count_by_s_store_id1 = (
-            {}
-        )  # y: total multiplicity by what it shares with its sibling
-        self.x_by_s_store_id1 = {}  # x by the variables it shares with its parent
-        self.x_count_by_s_store_id1 = (
-            {}
-        )  # x: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # y by the variables it shares with its parent
+        self.y_by_s_store_id1 = {}
+        # y: total multiplicity by what it shares with its sibling
+        self.y_count_by_s_store_id1 = {}
+        # x by the variables it shares with its parent
+        self.x_by_s_store_id1 = {}
+        # x: total multiplicity by what it shares with its sibling
+        self.x_count_by_s_store_id1 = {}
         self._appliers = {
             "store": self._apply_store,
             "date_dim": self._apply_date_dim,
@@ -4881,8 +4900,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -4895,8 +4916,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5406,9 +5429,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -171,7 +171,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -318,9 +323,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 def _make_in_1():
                     """The inner view of a subquery; its result is a relation of View."""
@@ -410,7 +418,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.item_root = {}  # root item: its tuples
+                            # root item: its tuples
+                            self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -434,8 +443,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -448,8 +459,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -704,9 +717,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -901,31 +915,24 @@ def _make_derived1():
                             {}
                         )  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_count_by_i_item_id = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.item_i_item_id_by_ss_item_sk = (
-                            {}
-                        )  # item projected on i_item_id, by what it shares with its sibling
-                        self.n3_count_by_ss_item_sk = (
-                            {}
-                        )  # n3: total multiplicity by what it shares with its sibling
-                        self.n4_ss_item_sk_by_ss_addr_sk = (
-                            {}
-                        )  # n4 projected on ss_item_sk, by what it shares with its sibling
-                        self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk = (
-                            {}
-                        )  # store_sales projected on ss_item_sk, ss_addr_sk, by what it shares with its sibling
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.customer_address_count_by_ss_addr_sk = (
-                            {}
-                        )  # customer_address: total multiplicity by what it shares with its sibling
-                        self.in1_count_by_i_item_id = (
-                            {}
-                        )  # in1: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_i_item_id = {}
+                        # item projected on i_item_id, by what it shares with its sibling
+                        self.item_i_item_id_by_ss_item_sk = {}
+                        # n3: total multiplicity by what it shares with its sibling
+                        self.n3_count_by_ss_item_sk = {}
+                        # n4 projected on ss_item_sk, by what it shares with its sibling
+                        self.n4_ss_item_sk_by_ss_addr_sk = {}
+                        # store_sales projected on ss_item_sk, ss_addr_sk, by what it shares with its sibling
+                        self.store_sales_ss_item_sk_ss_addr_sk_by_ss_sold_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
+                        # customer_address: total multiplicity by what it shares with its sibling
+                        self.customer_address_count_by_ss_addr_sk = {}
+                        # in1: total multiplicity by what it shares with its sibling
+                        self.in1_count_by_i_item_id = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -963,8 +970,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -977,8 +986,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -2405,9 +2416,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -2416,11 +2428,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -2634,7 +2647,8 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.ss_root = {}  # root ss: its tuples
+                    # root ss: its tuples
+                    self.ss_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -2667,8 +2681,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2681,8 +2697,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2895,9 +2913,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -3074,9 +3093,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 def _make_in_1():
                     """The inner view of a subquery; its result is a relation of View."""
@@ -3166,7 +3188,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.item_rows = {}  # input rows: row -> multiplicity
-                            self.item_root = {}  # root item: its tuples
+                            # root item: its tuples
+                            self.item_root = {}
                             self._appliers = {"item": self._apply_item}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -3190,8 +3213,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -3204,8 +3229,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -3460,9 +3487,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -3668,31 +3696,26 @@ def _make_derived1():
                             {}
                         )  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_count_by_i_item_id = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.item_i_item_id_by_cs_item_sk = (
-                            {}
-                        )  # item projected on i_item_id, by what it shares with its sibling
-                        self.n3_count_by_cs_item_sk = (
-                            {}
-                        )  # n3: total multiplicity by what it shares with its sibling
-                        self.n4_cs_item_sk_by_cs_bill_addr_sk = (
-                            {}
-                        )  # n4 projected on cs_item_sk, by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_i_item_id = {}
+                        # item projected on i_item_id, by what it shares with its sibling
+                        self.item_i_item_id_by_cs_item_sk = {}
+                        # n3: total multiplicity by what it shares with its sibling
+                        self.n3_count_by_cs_item_sk = {}
+                        # n4 projected on cs_item_sk, by what it shares with its sibling
+                        self.n4_cs_item_sk_by_cs_bill_addr_sk = {}
+                        # catalog_sales projected on cs_bill_addr_sk, cs_item_sk, by what it shares with its sibling
                         self.catalog_sales_cs_bill_addr_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # catalog_sales projected on cs_bill_addr_sk, cs_item_sk, by what it shares with its sibling
-                        self.date_dim_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.customer_address_count_by_cs_bill_addr_sk = (
-                            {}
-                        )  # customer_address: total multiplicity by what it shares with its sibling
-                        self.in1_count_by_i_item_id = (
-                            {}
-                        )  # in1: total multiplicity by what it shares with its sibling
+                        )
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_cs_sold_date_sk = {}
+                        # customer_address: total multiplicity by what it shares with its sibling
+                        self.customer_address_count_by_cs_bill_addr_sk = {}
+                        # in1: total multiplicity by what it shares with its sibling
+                        self.in1_count_by_i_item_id = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "date_dim": self._apply_date_dim,
@@ -3730,8 +3753,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -3744,8 +3769,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -5229,9 +5256,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -5240,11 +5268,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -5469,7 +5498,8 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.cs_root = {}  # root cs: its tuples
+                    # root cs: its tuples
+                    self.cs_root = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
@@ -5502,8 +5532,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -5516,8 +5548,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5730,9 +5764,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -5980,9 +6015,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _make_in_1():
                 """The inner view of a subquery; its result is a relation of View."""
@@ -6074,7 +6112,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.item_rows = {}  # input rows: row -> multiplicity
-                        self.item_root = {}  # root item: its tuples
+                        # root item: its tuples
+                        self.item_root = {}
                         self._appliers = {"item": self._apply_item}
                         self._batchers = (
                             {  # update() of several rows: summed per key first
@@ -6096,8 +6135,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -6110,8 +6151,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -6353,9 +6396,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -6559,31 +6603,24 @@ def _make_derived1():
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.customer_address_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_count_by_i_item_id = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.item_i_item_id_by_ws_item_sk = (
-                        {}
-                    )  # item projected on i_item_id, by what it shares with its sibling
-                    self.n3_count_by_ws_item_sk = (
-                        {}
-                    )  # n3: total multiplicity by what it shares with its sibling
-                    self.n4_ws_item_sk_by_ws_bill_addr_sk = (
-                        {}
-                    )  # n4 projected on ws_item_sk, by what it shares with its sibling
-                    self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk = (
-                        {}
-                    )  # web_sales projected on ws_item_sk, ws_bill_addr_sk, by what it shares with its sibling
-                    self.date_dim_count_by_ws_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.customer_address_count_by_ws_bill_addr_sk = (
-                        {}
-                    )  # customer_address: total multiplicity by what it shares with its sibling
-                    self.in1_count_by_i_item_id = (
-                        {}
-                    )  # in1: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_i_item_id = {}
+                    # item projected on i_item_id, by what it shares with its sibling
+                    self.item_i_item_id_by_ws_item_sk = {}
+                    # n3: total multiplicity by what it shares with its sibling
+                    self.n3_count_by_ws_item_sk = {}
+                    # n4 projected on ws_item_sk, by what it shares with its sibling
+                    self.n4_ws_item_sk_by_ws_bill_addr_sk = {}
+                    # web_sales projected on ws_item_sk, ws_bill_addr_sk, by what it shares with its sibling
+                    self.web_sales_ws_item_sk_ws_bill_addr_sk_by_ws_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ws_sold_date_sk = {}
+                    # customer_address: total multiplicity by what it shares with its sibling
+                    self.customer_address_count_by_ws_bill_addr_sk = {}
+                    # in1: total multiplicity by what it shares with its sibling
+                    self.in1_count_by_i_item_id = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "date_dim": self._apply_date_dim,
@@ -6617,8 +6654,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -6631,8 +6670,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -7980,9 +8021,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -7991,11 +8033,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -8223,7 +8266,8 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.ws_root = {}  # root ws: its tuples
+                # root ws: its tuples
+                self.ws_root = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "date_dim": self._apply_date_dim,
@@ -8252,8 +8296,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -8266,8 +8312,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -8474,9 +8522,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -8804,7 +8853,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.tmp1_root = {}  # root tmp1: its tuples
+        # root tmp1: its tuples
+        self.tmp1_root = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "date_dim": self._apply_date_dim,
@@ -8838,8 +8888,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -8852,8 +8904,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -9094,9 +9148,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -9105,11 +9160,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -257,9 +257,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -457,43 +460,34 @@ def _make_derived1():
             self.customer_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_customer_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.customer_ss_customer_sk_by_c_current_addr_sk = (
-                {}
-            )  # customer projected on ss_customer_sk, by what it shares with its sibling
-            self.customer_address_count_by_c_current_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
-            self.n5_count_by_ss_customer_sk = (
-                {}
-            )  # n5: total multiplicity by what it shares with its sibling
-            self.n6_ss_customer_sk_by_ss_promo_sk = (
-                {}
-            )  # n6 projected on ss_customer_sk, by what it shares with its sibling
-            self.n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk = (
-                {}
-            )  # n7 projected on ss_customer_sk, ss_promo_sk, by what it shares with its sibling
-            self.n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk = (
-                {}
-            )  # n8 projected on ss_item_sk, ss_customer_sk, ss_promo_sk, by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_customer_sk = {}
+            # customer projected on ss_customer_sk, by what it shares with its sibling
+            self.customer_ss_customer_sk_by_c_current_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_c_current_addr_sk = {}
+            # n5: total multiplicity by what it shares with its sibling
+            self.n5_count_by_ss_customer_sk = {}
+            # n6 projected on ss_customer_sk, by what it shares with its sibling
+            self.n6_ss_customer_sk_by_ss_promo_sk = {}
+            # n7 projected on ss_customer_sk, ss_promo_sk, by what it shares with its sibling
+            self.n7_ss_customer_sk_ss_promo_sk_by_ss_item_sk = {}
+            # n8 projected on ss_item_sk, ss_customer_sk, ss_promo_sk, by what it shares with its sibling
+            self.n8_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_sold_date_sk = {}
+            # store_sales projected on ss_sold_date_sk, ss_item_sk, ss_customer_sk, ss_promo_sk, by what it shares with its sibling
             self.store_sales_ss_sold_date_sk_ss_item_sk_ss_customer_sk_ss_promo_sk_by_ss_store_sk = (
                 {}
-            )  # store_sales projected on ss_sold_date_sk, ss_item_sk, ss_customer_sk, ss_promo_sk, by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.item_count_by_ss_item_sk = (
-                {}
-            )  # item: total multiplicity by what it shares with its sibling
-            self.promotion_count_by_ss_promo_sk = (
-                {}
-            )  # promotion: total multiplicity by what it shares with its sibling
+            )
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # item: total multiplicity by what it shares with its sibling
+            self.item_count_by_ss_item_sk = {}
+            # promotion: total multiplicity by what it shares with its sibling
+            self.promotion_count_by_ss_promo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "store": self._apply_store,
@@ -535,8 +529,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -549,8 +545,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2938,9 +2936,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2949,11 +2948,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3121,9 +3121,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -3299,37 +3302,30 @@ def _make_derived2():
             self.customer_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_customer_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.customer_ss_customer_sk_by_c_current_addr_sk = (
-                {}
-            )  # customer projected on ss_customer_sk, by what it shares with its sibling
-            self.customer_address_count_by_c_current_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
-            self.n5_count_by_ss_customer_sk = (
-                {}
-            )  # n5: total multiplicity by what it shares with its sibling
-            self.n6_ss_customer_sk_by_ss_store_sk = (
-                {}
-            )  # n6 projected on ss_customer_sk, by what it shares with its sibling
-            self.n7_ss_customer_sk_ss_store_sk_by_ss_item_sk = (
-                {}
-            )  # n7 projected on ss_customer_sk, ss_store_sk, by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_customer_sk = {}
+            # customer projected on ss_customer_sk, by what it shares with its sibling
+            self.customer_ss_customer_sk_by_c_current_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_c_current_addr_sk = {}
+            # n5: total multiplicity by what it shares with its sibling
+            self.n5_count_by_ss_customer_sk = {}
+            # n6 projected on ss_customer_sk, by what it shares with its sibling
+            self.n6_ss_customer_sk_by_ss_store_sk = {}
+            # n7 projected on ss_customer_sk, ss_store_sk, by what it shares with its sibling
+            self.n7_ss_customer_sk_ss_store_sk_by_ss_item_sk = {}
+            # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, by what it shares with its sibling
             self.store_sales_ss_item_sk_ss_customer_sk_ss_store_sk_by_ss_sold_date_sk = (
                 {}
-            )  # store_sales projected on ss_item_sk, ss_customer_sk, ss_store_sk, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.item_count_by_ss_item_sk = (
-                {}
-            )  # item: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # item: total multiplicity by what it shares with its sibling
+            self.item_count_by_ss_item_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "store": self._apply_store,
@@ -3369,8 +3365,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3383,8 +3381,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -5102,9 +5102,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -5113,11 +5114,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -5405,19 +5407,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.promotional_sales_by_all = (
-            {}
-        )  # promotional_sales by the variables it shares with its parent
-        self.promotional_sales_count_by_all = (
-            {}
-        )  # promotional_sales: total multiplicity by what it shares with its sibling
-        self.all_sales_by_all = (
-            {}
-        )  # all_sales by the variables it shares with its parent
-        self.all_sales_count_by_all = (
-            {}
-        )  # all_sales: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # promotional_sales by the variables it shares with its parent
+        self.promotional_sales_by_all = {}
+        # promotional_sales: total multiplicity by what it shares with its sibling
+        self.promotional_sales_count_by_all = {}
+        # all_sales by the variables it shares with its parent
+        self.all_sales_by_all = {}
+        # all_sales: total multiplicity by what it shares with its sibling
+        self.all_sales_count_by_all = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "store": self._apply_store,
@@ -5455,8 +5454,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -5469,8 +5470,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5914,9 +5917,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

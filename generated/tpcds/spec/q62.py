@@ -186,7 +186,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -340,45 +345,38 @@ class View:
         self.ship_mode_rows = {}  # input rows: row -> multiplicity
         self.web_site_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_ws_ship_mode_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_ws_ship_mode_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_by_ws_ship_mode_sk_ws_warehouse_sk = (
-            {}
-        )  # n2 by the variables it shares with its parent
-        self.n2_ws_ship_mode_sk_by_ws_warehouse_sk = (
-            {}
-        )  # n2 projected on ws_ship_mode_sk, by what it shares with its sibling
-        self.n3 = {}  # n3: its tuples
-        self.n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk = (
-            {}
-        )  # n3 projected on ws_ship_mode_sk, ws_warehouse_sk, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_ws_ship_mode_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ws_ship_mode_sk = {}
+        # n2 by the variables it shares with its parent
+        self.n2_by_ws_ship_mode_sk_ws_warehouse_sk = {}
+        # n2 projected on ws_ship_mode_sk, by what it shares with its sibling
+        self.n2_ws_ship_mode_sk_by_ws_warehouse_sk = {}
+        # n3: its tuples
+        self.n3 = {}
+        # n3 projected on ws_ship_mode_sk, ws_warehouse_sk, by what it shares with its sibling
+        self.n3_ws_ship_mode_sk_ws_warehouse_sk_by_ws_web_site_sk = {}
+        # web_sales projected on ws_web_site_sk, ws_ship_mode_sk, ws_warehouse_sk, by what it shares with its sibling
         self.web_sales_ws_web_site_sk_ws_ship_mode_sk_ws_warehouse_sk_by_ws_ship_date_sk = (
             {}
-        )  # web_sales projected on ws_web_site_sk, ws_ship_mode_sk, ws_warehouse_sk, by what it shares with its sibling
-        self.date_dim_count_by_ws_ship_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.web_site_by_ws_web_site_sk = (
-            {}
-        )  # web_site by the variables it shares with its parent
-        self.web_site_count_by_ws_web_site_sk = (
-            {}
-        )  # web_site: total multiplicity by what it shares with its sibling
-        self.warehouse_by_ws_warehouse_sk = (
-            {}
-        )  # warehouse by the variables it shares with its parent
-        self.warehouse_count_by_ws_warehouse_sk = (
-            {}
-        )  # warehouse: total multiplicity by what it shares with its sibling
-        self.ship_mode_by_ws_ship_mode_sk = (
-            {}
-        )  # ship_mode by the variables it shares with its parent
-        self.ship_mode_count_by_ws_ship_mode_sk = (
-            {}
-        )  # ship_mode: total multiplicity by what it shares with its sibling
+        )
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ws_ship_date_sk = {}
+        # web_site by the variables it shares with its parent
+        self.web_site_by_ws_web_site_sk = {}
+        # web_site: total multiplicity by what it shares with its sibling
+        self.web_site_count_by_ws_web_site_sk = {}
+        # warehouse by the variables it shares with its parent
+        self.warehouse_by_ws_warehouse_sk = {}
+        # warehouse: total multiplicity by what it shares with its sibling
+        self.warehouse_count_by_ws_warehouse_sk = {}
+        # ship_mode by the variables it shares with its parent
+        self.ship_mode_by_ws_ship_mode_sk = {}
+        # ship_mode: total multiplicity by what it shares with its sibling
+        self.ship_mode_count_by_ws_ship_mode_sk = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "warehouse": self._apply_warehouse,
@@ -415,8 +413,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -429,8 +429,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3769,9 +3771,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -3813,7 +3816,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

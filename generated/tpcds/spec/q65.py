@@ -203,9 +203,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -261,9 +264,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -347,13 +353,12 @@ def _make_derived1():
             ) -> None:
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on ss_item_sk, ss_store_sk, by what it shares with its sibling
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # store_sales projected on ss_item_sk, ss_store_sk, by what it shares with its sibling
+                self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
                 self._appliers = {
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
@@ -378,8 +383,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -392,8 +399,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -899,9 +908,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -910,11 +920,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1069,7 +1080,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.sa_root = {}  # root sa: its tuples
+            # root sa: its tuples
+            self.sa_root = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -1097,8 +1109,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1111,8 +1125,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1305,9 +1321,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1316,11 +1333,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1439,9 +1457,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1523,13 +1544,12 @@ def _make_derived2():
         ) -> None:
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = (
-                {}
-            )  # store_sales projected on ss_item_sk, ss_store_sk, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # store_sales projected on ss_item_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_item_sk_ss_store_sk_by_ss_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -1554,8 +1574,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1568,8 +1590,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2062,9 +2086,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2073,11 +2098,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2290,34 +2316,30 @@ class View:
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_i_item_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_i_item_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.sc_by_s_store_sk_i_item_sk = (
-            {}
-        )  # sc by the variables it shares with its parent
-        self.sc_i_item_sk_by_s_store_sk = (
-            {}
-        )  # sc projected on i_item_sk, by what it shares with its sibling
-        self.n3_count_by_s_store_sk = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.sb_by_s_store_sk = {}  # sb by the variables it shares with its parent
-        self.sb_count_by_s_store_sk = (
-            {}
-        )  # sb: total multiplicity by what it shares with its sibling
-        self.store_2_by_s_store_sk = (
-            {}
-        )  # store_2 by the variables it shares with its parent
-        self.store_2_count_by_s_store_sk = (
-            {}
-        )  # store_2: total multiplicity by what it shares with its sibling
-        self.item_by_i_item_sk = {}  # item by the variables it shares with its parent
-        self.item_count_by_i_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_i_item_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_i_item_sk = {}
+        # sc by the variables it shares with its parent
+        self.sc_by_s_store_sk_i_item_sk = {}
+        # sc projected on i_item_sk, by what it shares with its sibling
+        self.sc_i_item_sk_by_s_store_sk = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_s_store_sk = {}
+        # sb by the variables it shares with its parent
+        self.sb_by_s_store_sk = {}
+        # sb: total multiplicity by what it shares with its sibling
+        self.sb_count_by_s_store_sk = {}
+        # store_2 by the variables it shares with its parent
+        self.store_2_by_s_store_sk = {}
+        # store_2: total multiplicity by what it shares with its sibling
+        self.store_2_count_by_s_store_sk = {}
+        # item by the variables it shares with its parent
+        self.item_by_i_item_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_i_item_sk = {}
         self._appliers = {
             "store": self._apply_store,
             "item": self._apply_item,
@@ -2359,8 +2381,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2373,8 +2397,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3535,9 +3561,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -286,7 +286,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _div(a, b):
@@ -592,9 +597,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -761,43 +769,36 @@ def _make_derived1():
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.time_dim_rows = {}  # input rows: row -> multiplicity
                 self.ship_mode_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_ws_sold_date_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_ws_sold_date_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_ws_sold_date_sk_ws_warehouse_sk = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_ws_sold_date_sk_by_ws_warehouse_sk = (
-                    {}
-                )  # n2 projected on ws_sold_date_sk, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_ws_sold_date_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_ws_sold_date_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_ws_sold_date_sk_ws_warehouse_sk = {}
+                # n2 projected on ws_sold_date_sk, by what it shares with its sibling
+                self.n2_ws_sold_date_sk_by_ws_warehouse_sk = {}
+                # n4 projected on ws_sold_date_sk, ws_warehouse_sk, ws_quantity, ws_ext_sales_price, ws_net_paid, by what it shares with its sibling
                 self.n4_ws_sold_date_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_ship_mode_sk = (
                     {}
-                )  # n4 projected on ws_sold_date_sk, ws_warehouse_sk, ws_quantity, ws_ext_sales_price, ws_net_paid, by what it shares with its sibling
+                )
+                # web_sales projected on ws_sold_date_sk, ws_ship_mode_sk, ws_warehouse_sk, ws_quantity, ws_ext_sales_price, ws_net_paid, by what it shares with its sibling
                 self.web_sales_ws_sold_date_sk_ws_ship_mode_sk_ws_warehouse_sk_ws_quantity_ws_ext_sales_price_ws_net_paid_by_ws_sold_time_sk = (
                     {}
-                )  # web_sales projected on ws_sold_date_sk, ws_ship_mode_sk, ws_warehouse_sk, ws_quantity, ws_ext_sales_price, ws_net_paid, by what it shares with its sibling
-                self.time_dim_count_by_ws_sold_time_sk = (
-                    {}
-                )  # time_dim: total multiplicity by what it shares with its sibling
-                self.ship_mode_count_by_ws_ship_mode_sk = (
-                    {}
-                )  # ship_mode: total multiplicity by what it shares with its sibling
-                self.warehouse_by_ws_warehouse_sk = (
-                    {}
-                )  # warehouse by the variables it shares with its parent
-                self.warehouse_count_by_ws_warehouse_sk = (
-                    {}
-                )  # warehouse: total multiplicity by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                )
+                # time_dim: total multiplicity by what it shares with its sibling
+                self.time_dim_count_by_ws_sold_time_sk = {}
+                # ship_mode: total multiplicity by what it shares with its sibling
+                self.ship_mode_count_by_ws_ship_mode_sk = {}
+                # warehouse by the variables it shares with its parent
+                self.warehouse_by_ws_warehouse_sk = {}
+                # warehouse: total multiplicity by what it shares with its sibling
+                self.warehouse_count_by_ws_warehouse_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
                 self._appliers = {
                     "web_sales": self._apply_web_sales,
                     "warehouse": self._apply_warehouse,
@@ -832,8 +833,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -846,8 +849,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3811,9 +3816,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -4565,7 +4571,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -4912,9 +4918,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -5081,43 +5090,36 @@ def _make_derived1():
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.time_dim_rows = {}  # input rows: row -> multiplicity
                 self.ship_mode_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_cs_sold_date_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_cs_sold_date_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_cs_sold_date_sk_cs_warehouse_sk = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_cs_sold_date_sk_by_cs_warehouse_sk = (
-                    {}
-                )  # n2 projected on cs_sold_date_sk, by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_cs_sold_date_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_cs_sold_date_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_cs_sold_date_sk_cs_warehouse_sk = {}
+                # n2 projected on cs_sold_date_sk, by what it shares with its sibling
+                self.n2_cs_sold_date_sk_by_cs_warehouse_sk = {}
+                # n4 projected on cs_sold_date_sk, cs_warehouse_sk, cs_quantity, cs_sales_price, cs_net_paid_inc_tax, by what it shares with its sibling
                 self.n4_cs_sold_date_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_ship_mode_sk = (
                     {}
-                )  # n4 projected on cs_sold_date_sk, cs_warehouse_sk, cs_quantity, cs_sales_price, cs_net_paid_inc_tax, by what it shares with its sibling
+                )
+                # catalog_sales projected on cs_sold_date_sk, cs_ship_mode_sk, cs_warehouse_sk, cs_quantity, cs_sales_price, cs_net_paid_inc_tax, by what it shares with its sibling
                 self.catalog_sales_cs_sold_date_sk_cs_ship_mode_sk_cs_warehouse_sk_cs_quantity_cs_sales_price_cs_net_paid_inc_tax_by_cs_sold_time_sk = (
                     {}
-                )  # catalog_sales projected on cs_sold_date_sk, cs_ship_mode_sk, cs_warehouse_sk, cs_quantity, cs_sales_price, cs_net_paid_inc_tax, by what it shares with its sibling
-                self.time_dim_count_by_cs_sold_time_sk = (
-                    {}
-                )  # time_dim: total multiplicity by what it shares with its sibling
-                self.ship_mode_count_by_cs_ship_mode_sk = (
-                    {}
-                )  # ship_mode: total multiplicity by what it shares with its sibling
-                self.warehouse_by_cs_warehouse_sk = (
-                    {}
-                )  # warehouse by the variables it shares with its parent
-                self.warehouse_count_by_cs_warehouse_sk = (
-                    {}
-                )  # warehouse: total multiplicity by what it shares with its sibling
-                self.date_dim_by_cs_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_cs_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                )
+                # time_dim: total multiplicity by what it shares with its sibling
+                self.time_dim_count_by_cs_sold_time_sk = {}
+                # ship_mode: total multiplicity by what it shares with its sibling
+                self.ship_mode_count_by_cs_ship_mode_sk = {}
+                # warehouse by the variables it shares with its parent
+                self.warehouse_by_cs_warehouse_sk = {}
+                # warehouse: total multiplicity by what it shares with its sibling
+                self.warehouse_count_by_cs_warehouse_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_cs_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_cs_sold_date_sk = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "warehouse": self._apply_warehouse,
@@ -5152,8 +5154,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -5166,8 +5170,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -8131,9 +8137,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -8885,7 +8892,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -9269,7 +9276,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.x_root = {}  # root x: its tuples
+        # root x: its tuples
+        self.x_root = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "warehouse": self._apply_warehouse,
@@ -9303,8 +9311,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -9317,8 +9327,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -10342,9 +10354,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -10360,11 +10373,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

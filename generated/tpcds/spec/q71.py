@@ -169,7 +169,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -342,13 +347,14 @@ def _make_derived1():
                 ) -> None:
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # web_sales projected on ws_sold_time_sk, ws_item_sk, ws_ext_sales_price, by what it shares with its sibling
                     self.web_sales_ws_sold_time_sk_ws_item_sk_ws_ext_sales_price_by_ws_sold_date_sk = (
                         {}
-                    )  # web_sales projected on ws_sold_time_sk, ws_item_sk, ws_ext_sales_price, by what it shares with its sibling
-                    self.date_dim_count_by_ws_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    )
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ws_sold_date_sk = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "date_dim": self._apply_date_dim,
@@ -372,8 +378,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -386,8 +394,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1095,9 +1105,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1308,13 +1319,14 @@ def _make_derived1():
                 ) -> None:
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # catalog_sales projected on cs_sold_time_sk, cs_item_sk, cs_ext_sales_price, by what it shares with its sibling
                     self.catalog_sales_cs_sold_time_sk_cs_item_sk_cs_ext_sales_price_by_cs_sold_date_sk = (
                         {}
-                    )  # catalog_sales projected on cs_sold_time_sk, cs_item_sk, cs_ext_sales_price, by what it shares with its sibling
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    )
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
@@ -1338,8 +1350,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1352,8 +1366,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2063,9 +2079,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -2334,13 +2351,14 @@ def _make_derived1():
             ) -> None:
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
+                # root n0: its tuples
+                self.n0_root = {}
+                # store_sales projected on ss_sold_time_sk, ss_item_sk, ss_ext_sales_price, by what it shares with its sibling
                 self.store_sales_ss_sold_time_sk_ss_item_sk_ss_ext_sales_price_by_ss_sold_date_sk = (
                     {}
-                )  # store_sales projected on ss_sold_time_sk, ss_item_sk, ss_ext_sales_price, by what it shares with its sibling
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
                 self._appliers = {
                     "store_sales": self._apply_store_sales,
                     "date_dim": self._apply_date_dim,
@@ -2364,8 +2382,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -2378,8 +2398,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3057,9 +3079,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3384,25 +3407,24 @@ class View:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.time_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_i_item_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_i_item_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.tmp = {}  # tmp: its tuples
-        self.tmp_i_item_sk_by_time_sk = (
-            {}
-        )  # tmp projected on i_item_sk, by what it shares with its sibling
-        self.time_dim_by_time_sk = (
-            {}
-        )  # time_dim by the variables it shares with its parent
-        self.time_dim_count_by_time_sk = (
-            {}
-        )  # time_dim: total multiplicity by what it shares with its sibling
-        self.item_by_i_item_sk = {}  # item by the variables it shares with its parent
-        self.item_count_by_i_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_i_item_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_i_item_sk = {}
+        # tmp: its tuples
+        self.tmp = {}
+        # tmp projected on i_item_sk, by what it shares with its sibling
+        self.tmp_i_item_sk_by_time_sk = {}
+        # time_dim by the variables it shares with its parent
+        self.time_dim_by_time_sk = {}
+        # time_dim: total multiplicity by what it shares with its sibling
+        self.time_dim_count_by_time_sk = {}
+        # item by the variables it shares with its parent
+        self.item_by_i_item_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_i_item_sk = {}
         self._appliers = {
             "item": self._apply_item,
             "time_dim": self._apply_time_dim,
@@ -3443,8 +3465,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3457,8 +3481,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4270,9 +4296,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -4303,7 +4330,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -267,7 +267,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -686,106 +691,86 @@ def _make_derived1():
                         )  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.promotion_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_cs_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_cs_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n2 by the variables it shares with its parent
-                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # n2 projected on cs_item_sk, by what it shares with its sibling
-                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n3 by the variables it shares with its parent
-                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = (
-                            {}
-                        )  # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_cs_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_cs_item_sk = {}
+                        # n2 by the variables it shares with its parent
+                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n2 projected on cs_item_sk, by what it shares with its sibling
+                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = {}
+                        # n3 by the variables it shares with its parent
+                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = {}
+                        # n4 by the variables it shares with its parent
                         self.n4_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
                             {}
-                        )  # n4 by the variables it shares with its parent
+                        )
+                        # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n4_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk = (
                             {}
-                        )  # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # n6 by the variables it shares with its parent
                         self.n6_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk = (
                             {}
-                        )  # n6 by the variables it shares with its parent
+                        )
+                        # n6 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
                         self.n6_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_by_cs_item_sk = (
                             {}
-                        )  # n6 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
+                        )
+                        # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, cs_item_sk, cs_order_number, cs_quantity, by what it shares with its sibling
                         self.catalog_sales_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk_cs_order_number_cs_quantity_by_cs_promo_sk = (
                             {}
-                        )  # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, cs_item_sk, cs_order_number, cs_quantity, by what it shares with its sibling
-                        self.promotion_count_by_cs_promo_sk = (
-                            {}
-                        )  # promotion: total multiplicity by what it shares with its sibling
-                        self.item_by_cs_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_cs_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
-                        self.household_demographics_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics by the variables it shares with its parent
-                        self.household_demographics_count_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics: total multiplicity by what it shares with its sibling
-                        self.d1_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1 by the variables it shares with its parent
-                        self.d1_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1: total multiplicity by what it shares with its sibling
-                        self.d3_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3 by the variables it shares with its parent
-                        self.d3_count_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3: total multiplicity by what it shares with its sibling
-                        self.customer_demographics_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics by the variables it shares with its parent
-                        self.customer_demographics_count_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics: total multiplicity by what it shares with its sibling
-                        self.n14_by_cs_item_sk = (
-                            {}
-                        )  # n14 by the variables it shares with its parent
-                        self.n14_count_by_cs_item_sk = (
-                            {}
-                        )  # n14: total multiplicity by what it shares with its sibling
-                        self.n15_by_cs_item_sk_inv_date_sk = (
-                            {}
-                        )  # n15 by the variables it shares with its parent
-                        self.n15_cs_item_sk_by_inv_date_sk = (
-                            {}
-                        )  # n15 projected on cs_item_sk, by what it shares with its sibling
-                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = (
-                            {}
-                        )  # inventory by the variables it shares with its parent
-                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = (
-                            {}
-                        )  # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
-                        self.warehouse_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse by the variables it shares with its parent
-                        self.warehouse_count_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse: total multiplicity by what it shares with its sibling
-                        self.d2_by_inv_date_sk = (
-                            {}
-                        )  # d2 by the variables it shares with its parent
-                        self.d2_count_by_inv_date_sk = (
-                            {}
-                        )  # d2: total multiplicity by what it shares with its sibling
+                        )
+                        # promotion: total multiplicity by what it shares with its sibling
+                        self.promotion_count_by_cs_promo_sk = {}
+                        # item by the variables it shares with its parent
+                        self.item_by_cs_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_cs_item_sk = {}
+                        # household_demographics by the variables it shares with its parent
+                        self.household_demographics_by_cs_bill_hdemo_sk = {}
+                        # household_demographics: total multiplicity by what it shares with its sibling
+                        self.household_demographics_count_by_cs_bill_hdemo_sk = {}
+                        # d1 by the variables it shares with its parent
+                        self.d1_by_cs_sold_date_sk = {}
+                        # d1: total multiplicity by what it shares with its sibling
+                        self.d1_count_by_cs_sold_date_sk = {}
+                        # d3 by the variables it shares with its parent
+                        self.d3_by_cs_ship_date_sk = {}
+                        # d3: total multiplicity by what it shares with its sibling
+                        self.d3_count_by_cs_ship_date_sk = {}
+                        # customer_demographics by the variables it shares with its parent
+                        self.customer_demographics_by_cs_bill_cdemo_sk = {}
+                        # customer_demographics: total multiplicity by what it shares with its sibling
+                        self.customer_demographics_count_by_cs_bill_cdemo_sk = {}
+                        # n14 by the variables it shares with its parent
+                        self.n14_by_cs_item_sk = {}
+                        # n14: total multiplicity by what it shares with its sibling
+                        self.n14_count_by_cs_item_sk = {}
+                        # n15 by the variables it shares with its parent
+                        self.n15_by_cs_item_sk_inv_date_sk = {}
+                        # n15 projected on cs_item_sk, by what it shares with its sibling
+                        self.n15_cs_item_sk_by_inv_date_sk = {}
+                        # inventory by the variables it shares with its parent
+                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = {}
+                        # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
+                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = {}
+                        # warehouse by the variables it shares with its parent
+                        self.warehouse_by_inv_warehouse_sk = {}
+                        # warehouse: total multiplicity by what it shares with its sibling
+                        self.warehouse_count_by_inv_warehouse_sk = {}
+                        # d2 by the variables it shares with its parent
+                        self.d2_by_inv_date_sk = {}
+                        # d2: total multiplicity by what it shares with its sibling
+                        self.d2_count_by_inv_date_sk = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "inventory": self._apply_inventory,
@@ -825,8 +810,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -839,8 +826,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -11973,9 +11962,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -12323,7 +12313,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.promotion_rows = {}  # input rows: row -> multiplicity
-                            self.promotion_root = {}  # root promotion: its tuples
+                            # root promotion: its tuples
+                            self.promotion_root = {}
                             self._appliers = {"promotion": self._apply_promotion}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -12347,8 +12338,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -12361,8 +12354,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -12613,9 +12608,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -12885,100 +12881,80 @@ def _make_derived1():
                             {}
                         )  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_cs_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_cs_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n2 by the variables it shares with its parent
-                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # n2 projected on cs_item_sk, by what it shares with its sibling
-                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n3 by the variables it shares with its parent
-                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = (
-                            {}
-                        )  # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_cs_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_cs_item_sk = {}
+                        # n2 by the variables it shares with its parent
+                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n2 projected on cs_item_sk, by what it shares with its sibling
+                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = {}
+                        # n3 by the variables it shares with its parent
+                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = {}
+                        # n4 by the variables it shares with its parent
                         self.n4_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
                             {}
-                        )  # n4 by the variables it shares with its parent
+                        )
+                        # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n4_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk = (
                             {}
-                        )  # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # catalog_sales by the variables it shares with its parent
                         self.catalog_sales_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk = (
                             {}
-                        )  # catalog_sales by the variables it shares with its parent
+                        )
+                        # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
                         self.catalog_sales_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_by_cs_item_sk = (
                             {}
-                        )  # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
-                        self.item_by_cs_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_cs_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
-                        self.household_demographics_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics by the variables it shares with its parent
-                        self.household_demographics_count_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics: total multiplicity by what it shares with its sibling
-                        self.d1_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1 by the variables it shares with its parent
-                        self.d1_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1: total multiplicity by what it shares with its sibling
-                        self.d3_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3 by the variables it shares with its parent
-                        self.d3_count_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3: total multiplicity by what it shares with its sibling
-                        self.customer_demographics_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics by the variables it shares with its parent
-                        self.customer_demographics_count_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics: total multiplicity by what it shares with its sibling
-                        self.n12_by_cs_item_sk = (
-                            {}
-                        )  # n12 by the variables it shares with its parent
-                        self.n12_count_by_cs_item_sk = (
-                            {}
-                        )  # n12: total multiplicity by what it shares with its sibling
-                        self.n13_by_cs_item_sk_inv_date_sk = (
-                            {}
-                        )  # n13 by the variables it shares with its parent
-                        self.n13_cs_item_sk_by_inv_date_sk = (
-                            {}
-                        )  # n13 projected on cs_item_sk, by what it shares with its sibling
-                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = (
-                            {}
-                        )  # inventory by the variables it shares with its parent
-                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = (
-                            {}
-                        )  # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
-                        self.warehouse_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse by the variables it shares with its parent
-                        self.warehouse_count_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse: total multiplicity by what it shares with its sibling
-                        self.d2_by_inv_date_sk = (
-                            {}
-                        )  # d2 by the variables it shares with its parent
-                        self.d2_count_by_inv_date_sk = (
-                            {}
-                        )  # d2: total multiplicity by what it shares with its sibling
+                        )
+                        # item by the variables it shares with its parent
+                        self.item_by_cs_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_cs_item_sk = {}
+                        # household_demographics by the variables it shares with its parent
+                        self.household_demographics_by_cs_bill_hdemo_sk = {}
+                        # household_demographics: total multiplicity by what it shares with its sibling
+                        self.household_demographics_count_by_cs_bill_hdemo_sk = {}
+                        # d1 by the variables it shares with its parent
+                        self.d1_by_cs_sold_date_sk = {}
+                        # d1: total multiplicity by what it shares with its sibling
+                        self.d1_count_by_cs_sold_date_sk = {}
+                        # d3 by the variables it shares with its parent
+                        self.d3_by_cs_ship_date_sk = {}
+                        # d3: total multiplicity by what it shares with its sibling
+                        self.d3_count_by_cs_ship_date_sk = {}
+                        # customer_demographics by the variables it shares with its parent
+                        self.customer_demographics_by_cs_bill_cdemo_sk = {}
+                        # customer_demographics: total multiplicity by what it shares with its sibling
+                        self.customer_demographics_count_by_cs_bill_cdemo_sk = {}
+                        # n12 by the variables it shares with its parent
+                        self.n12_by_cs_item_sk = {}
+                        # n12: total multiplicity by what it shares with its sibling
+                        self.n12_count_by_cs_item_sk = {}
+                        # n13 by the variables it shares with its parent
+                        self.n13_by_cs_item_sk_inv_date_sk = {}
+                        # n13 projected on cs_item_sk, by what it shares with its sibling
+                        self.n13_cs_item_sk_by_inv_date_sk = {}
+                        # inventory by the variables it shares with its parent
+                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = {}
+                        # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
+                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = {}
+                        # warehouse by the variables it shares with its parent
+                        self.warehouse_by_inv_warehouse_sk = {}
+                        # warehouse: total multiplicity by what it shares with its sibling
+                        self.warehouse_count_by_inv_warehouse_sk = {}
+                        # d2 by the variables it shares with its parent
+                        self.d2_by_inv_date_sk = {}
+                        # d2: total multiplicity by what it shares with its sibling
+                        self.d2_count_by_inv_date_sk = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "inventory": self._apply_inventory,
@@ -13030,8 +13006,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -13044,8 +13022,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -22212,9 +22192,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -22688,13 +22669,16 @@ def _make_derived1():
             ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
                 self.catalog_returns_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
+                # root n0: its tuples
+                self.n0_root = {}
+                # oj1 projected on item__i_item_desc, warehouse__w_warehouse_name, d1__d_week_seq, customer_demographics__cd_marital_status, d1__d_year, promotion__p_promo_sk, household_demographics__hd_buy_potential, d3__d_date, d2__d_week_seq, inventory__inv_quantity_on_hand, catalog_sales__cs_quantity, d1__d_date, by what it shares with its sibling
                 self.oj1_item__i_item_desc_warehouse__w_warehouse_name_d1__d_week_seq_customer_demographics__cd_marital_status_d1__d_year_promotion__p_promo_sk_household_demographics__hd_buy_potential_d3__d_date_d2__d_week_seq_inventory__inv_quantity_on_hand_catalog_sales__cs_quantity_d1__d_date_by_catalog_sales__cs_item_sk_catalog_sales__cs_order_number = (
                     {}
-                )  # oj1 projected on item__i_item_desc, warehouse__w_warehouse_name, d1__d_week_seq, customer_demographics__cd_marital_status, d1__d_year, promotion__p_promo_sk, household_demographics__hd_buy_potential, d3__d_date, d2__d_week_seq, inventory__inv_quantity_on_hand, catalog_sales__cs_quantity, d1__d_date, by what it shares with its sibling
+                )
+                # catalog_returns: total multiplicity by what it shares with its sibling
                 self.catalog_returns_count_by_catalog_sales__cs_item_sk_catalog_sales__cs_order_number = (
                     {}
-                )  # catalog_returns: total multiplicity by what it shares with its sibling
+                )
                 self._appliers = {
                     "catalog_returns": self._apply_catalog_returns,
                     "catalog_sales": self._apply_catalog_sales,
@@ -22730,8 +22714,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -22744,8 +22730,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -23665,9 +23653,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -24142,106 +24131,86 @@ def _make_derived1():
                         )  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
                         self.promotion_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_cs_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_cs_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n2 by the variables it shares with its parent
-                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # n2 projected on cs_item_sk, by what it shares with its sibling
-                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n3 by the variables it shares with its parent
-                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = (
-                            {}
-                        )  # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_cs_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_cs_item_sk = {}
+                        # n2 by the variables it shares with its parent
+                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n2 projected on cs_item_sk, by what it shares with its sibling
+                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = {}
+                        # n3 by the variables it shares with its parent
+                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = {}
+                        # n4 by the variables it shares with its parent
                         self.n4_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
                             {}
-                        )  # n4 by the variables it shares with its parent
+                        )
+                        # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n4_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk = (
                             {}
-                        )  # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # n6 by the variables it shares with its parent
                         self.n6_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk = (
                             {}
-                        )  # n6 by the variables it shares with its parent
+                        )
+                        # n6 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
                         self.n6_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_by_cs_item_sk = (
                             {}
-                        )  # n6 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
+                        )
+                        # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, cs_item_sk, cs_order_number, cs_quantity, by what it shares with its sibling
                         self.catalog_sales_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk_cs_order_number_cs_quantity_by_cs_promo_sk = (
                             {}
-                        )  # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, cs_item_sk, cs_order_number, cs_quantity, by what it shares with its sibling
-                        self.promotion_count_by_cs_promo_sk = (
-                            {}
-                        )  # promotion: total multiplicity by what it shares with its sibling
-                        self.item_by_cs_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_cs_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
-                        self.household_demographics_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics by the variables it shares with its parent
-                        self.household_demographics_count_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics: total multiplicity by what it shares with its sibling
-                        self.d1_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1 by the variables it shares with its parent
-                        self.d1_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1: total multiplicity by what it shares with its sibling
-                        self.d3_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3 by the variables it shares with its parent
-                        self.d3_count_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3: total multiplicity by what it shares with its sibling
-                        self.customer_demographics_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics by the variables it shares with its parent
-                        self.customer_demographics_count_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics: total multiplicity by what it shares with its sibling
-                        self.n14_by_cs_item_sk = (
-                            {}
-                        )  # n14 by the variables it shares with its parent
-                        self.n14_count_by_cs_item_sk = (
-                            {}
-                        )  # n14: total multiplicity by what it shares with its sibling
-                        self.n15_by_cs_item_sk_inv_date_sk = (
-                            {}
-                        )  # n15 by the variables it shares with its parent
-                        self.n15_cs_item_sk_by_inv_date_sk = (
-                            {}
-                        )  # n15 projected on cs_item_sk, by what it shares with its sibling
-                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = (
-                            {}
-                        )  # inventory by the variables it shares with its parent
-                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = (
-                            {}
-                        )  # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
-                        self.warehouse_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse by the variables it shares with its parent
-                        self.warehouse_count_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse: total multiplicity by what it shares with its sibling
-                        self.d2_by_inv_date_sk = (
-                            {}
-                        )  # d2 by the variables it shares with its parent
-                        self.d2_count_by_inv_date_sk = (
-                            {}
-                        )  # d2: total multiplicity by what it shares with its sibling
+                        )
+                        # promotion: total multiplicity by what it shares with its sibling
+                        self.promotion_count_by_cs_promo_sk = {}
+                        # item by the variables it shares with its parent
+                        self.item_by_cs_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_cs_item_sk = {}
+                        # household_demographics by the variables it shares with its parent
+                        self.household_demographics_by_cs_bill_hdemo_sk = {}
+                        # household_demographics: total multiplicity by what it shares with its sibling
+                        self.household_demographics_count_by_cs_bill_hdemo_sk = {}
+                        # d1 by the variables it shares with its parent
+                        self.d1_by_cs_sold_date_sk = {}
+                        # d1: total multiplicity by what it shares with its sibling
+                        self.d1_count_by_cs_sold_date_sk = {}
+                        # d3 by the variables it shares with its parent
+                        self.d3_by_cs_ship_date_sk = {}
+                        # d3: total multiplicity by what it shares with its sibling
+                        self.d3_count_by_cs_ship_date_sk = {}
+                        # customer_demographics by the variables it shares with its parent
+                        self.customer_demographics_by_cs_bill_cdemo_sk = {}
+                        # customer_demographics: total multiplicity by what it shares with its sibling
+                        self.customer_demographics_count_by_cs_bill_cdemo_sk = {}
+                        # n14 by the variables it shares with its parent
+                        self.n14_by_cs_item_sk = {}
+                        # n14: total multiplicity by what it shares with its sibling
+                        self.n14_count_by_cs_item_sk = {}
+                        # n15 by the variables it shares with its parent
+                        self.n15_by_cs_item_sk_inv_date_sk = {}
+                        # n15 projected on cs_item_sk, by what it shares with its sibling
+                        self.n15_cs_item_sk_by_inv_date_sk = {}
+                        # inventory by the variables it shares with its parent
+                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = {}
+                        # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
+                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = {}
+                        # warehouse by the variables it shares with its parent
+                        self.warehouse_by_inv_warehouse_sk = {}
+                        # warehouse: total multiplicity by what it shares with its sibling
+                        self.warehouse_count_by_inv_warehouse_sk = {}
+                        # d2 by the variables it shares with its parent
+                        self.d2_by_inv_date_sk = {}
+                        # d2: total multiplicity by what it shares with its sibling
+                        self.d2_count_by_inv_date_sk = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "inventory": self._apply_inventory,
@@ -24281,8 +24250,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -24295,8 +24266,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -35429,9 +35402,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -35779,7 +35753,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.promotion_rows = {}  # input rows: row -> multiplicity
-                            self.promotion_root = {}  # root promotion: its tuples
+                            # root promotion: its tuples
+                            self.promotion_root = {}
                             self._appliers = {"promotion": self._apply_promotion}
                             self._batchers = (
                                 {  # update() of several rows: summed per key first
@@ -35803,8 +35778,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -35817,8 +35794,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -36069,9 +36048,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -36341,100 +36321,80 @@ def _make_derived1():
                             {}
                         )  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.n1_by_cs_item_sk = (
-                            {}
-                        )  # n1 by the variables it shares with its parent
-                        self.n1_count_by_cs_item_sk = (
-                            {}
-                        )  # n1: total multiplicity by what it shares with its sibling
-                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n2 by the variables it shares with its parent
-                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # n2 projected on cs_item_sk, by what it shares with its sibling
-                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
-                            {}
-                        )  # n3 by the variables it shares with its parent
-                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = (
-                            {}
-                        )  # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # n1 by the variables it shares with its parent
+                        self.n1_by_cs_item_sk = {}
+                        # n1: total multiplicity by what it shares with its sibling
+                        self.n1_count_by_cs_item_sk = {}
+                        # n2 by the variables it shares with its parent
+                        self.n2_by_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n2 projected on cs_item_sk, by what it shares with its sibling
+                        self.n2_cs_item_sk_by_cs_bill_cdemo_sk = {}
+                        # n3 by the variables it shares with its parent
+                        self.n3_by_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = {}
+                        # n3 projected on cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        self.n3_cs_bill_cdemo_sk_cs_item_sk_by_cs_ship_date_sk = {}
+                        # n4 by the variables it shares with its parent
                         self.n4_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk = (
                             {}
-                        )  # n4 by the variables it shares with its parent
+                        )
+                        # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n4_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # n4 projected on cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
                         self.n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk = (
                             {}
-                        )  # n5 projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_item_sk, by what it shares with its sibling
+                        )
+                        # catalog_sales by the variables it shares with its parent
                         self.catalog_sales_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk = (
                             {}
-                        )  # catalog_sales by the variables it shares with its parent
+                        )
+                        # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
                         self.catalog_sales_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_by_cs_item_sk = (
                             {}
-                        )  # catalog_sales projected on cs_sold_date_sk, cs_ship_date_sk, cs_bill_cdemo_sk, cs_bill_hdemo_sk, by what it shares with its sibling
-                        self.item_by_cs_item_sk = (
-                            {}
-                        )  # item by the variables it shares with its parent
-                        self.item_count_by_cs_item_sk = (
-                            {}
-                        )  # item: total multiplicity by what it shares with its sibling
-                        self.household_demographics_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics by the variables it shares with its parent
-                        self.household_demographics_count_by_cs_bill_hdemo_sk = (
-                            {}
-                        )  # household_demographics: total multiplicity by what it shares with its sibling
-                        self.d1_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1 by the variables it shares with its parent
-                        self.d1_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # d1: total multiplicity by what it shares with its sibling
-                        self.d3_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3 by the variables it shares with its parent
-                        self.d3_count_by_cs_ship_date_sk = (
-                            {}
-                        )  # d3: total multiplicity by what it shares with its sibling
-                        self.customer_demographics_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics by the variables it shares with its parent
-                        self.customer_demographics_count_by_cs_bill_cdemo_sk = (
-                            {}
-                        )  # customer_demographics: total multiplicity by what it shares with its sibling
-                        self.n12_by_cs_item_sk = (
-                            {}
-                        )  # n12 by the variables it shares with its parent
-                        self.n12_count_by_cs_item_sk = (
-                            {}
-                        )  # n12: total multiplicity by what it shares with its sibling
-                        self.n13_by_cs_item_sk_inv_date_sk = (
-                            {}
-                        )  # n13 by the variables it shares with its parent
-                        self.n13_cs_item_sk_by_inv_date_sk = (
-                            {}
-                        )  # n13 projected on cs_item_sk, by what it shares with its sibling
-                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = (
-                            {}
-                        )  # inventory by the variables it shares with its parent
-                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = (
-                            {}
-                        )  # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
-                        self.warehouse_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse by the variables it shares with its parent
-                        self.warehouse_count_by_inv_warehouse_sk = (
-                            {}
-                        )  # warehouse: total multiplicity by what it shares with its sibling
-                        self.d2_by_inv_date_sk = (
-                            {}
-                        )  # d2 by the variables it shares with its parent
-                        self.d2_count_by_inv_date_sk = (
-                            {}
-                        )  # d2: total multiplicity by what it shares with its sibling
+                        )
+                        # item by the variables it shares with its parent
+                        self.item_by_cs_item_sk = {}
+                        # item: total multiplicity by what it shares with its sibling
+                        self.item_count_by_cs_item_sk = {}
+                        # household_demographics by the variables it shares with its parent
+                        self.household_demographics_by_cs_bill_hdemo_sk = {}
+                        # household_demographics: total multiplicity by what it shares with its sibling
+                        self.household_demographics_count_by_cs_bill_hdemo_sk = {}
+                        # d1 by the variables it shares with its parent
+                        self.d1_by_cs_sold_date_sk = {}
+                        # d1: total multiplicity by what it shares with its sibling
+                        self.d1_count_by_cs_sold_date_sk = {}
+                        # d3 by the variables it shares with its parent
+                        self.d3_by_cs_ship_date_sk = {}
+                        # d3: total multiplicity by what it shares with its sibling
+                        self.d3_count_by_cs_ship_date_sk = {}
+                        # customer_demographics by the variables it shares with its parent
+                        self.customer_demographics_by_cs_bill_cdemo_sk = {}
+                        # customer_demographics: total multiplicity by what it shares with its sibling
+                        self.customer_demographics_count_by_cs_bill_cdemo_sk = {}
+                        # n12 by the variables it shares with its parent
+                        self.n12_by_cs_item_sk = {}
+                        # n12: total multiplicity by what it shares with its sibling
+                        self.n12_count_by_cs_item_sk = {}
+                        # n13 by the variables it shares with its parent
+                        self.n13_by_cs_item_sk_inv_date_sk = {}
+                        # n13 projected on cs_item_sk, by what it shares with its sibling
+                        self.n13_cs_item_sk_by_inv_date_sk = {}
+                        # inventory by the variables it shares with its parent
+                        self.inventory_by_cs_item_sk_inv_date_sk_inv_warehouse_sk = {}
+                        # inventory projected on cs_item_sk, inv_date_sk, by what it shares with its sibling
+                        self.inventory_cs_item_sk_inv_date_sk_by_inv_warehouse_sk = {}
+                        # warehouse by the variables it shares with its parent
+                        self.warehouse_by_inv_warehouse_sk = {}
+                        # warehouse: total multiplicity by what it shares with its sibling
+                        self.warehouse_count_by_inv_warehouse_sk = {}
+                        # d2 by the variables it shares with its parent
+                        self.d2_by_inv_date_sk = {}
+                        # d2: total multiplicity by what it shares with its sibling
+                        self.d2_count_by_inv_date_sk = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "inventory": self._apply_inventory,
@@ -36486,8 +36446,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -36500,8 +36462,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -45668,9 +45632,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -46014,7 +45979,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.catalog_returns_rows = {}  # input rows: row -> multiplicity
-                    self.catalog_returns_root = {}  # root catalog_returns: its tuples
+                    # root catalog_returns: its tuples
+                    self.catalog_returns_root = {}
                     self._appliers = {"catalog_returns": self._apply_catalog_returns}
                     self._batchers = {  # update() of several rows: summed per key first
                         "catalog_returns": self._batch_catalog_returns
@@ -46034,8 +46000,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -46048,8 +46016,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -46296,9 +46266,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -46589,7 +46560,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
-                self.oj1_root = {}  # root oj1: its tuples
+                # root oj1: its tuples
+                self.oj1_root = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "inventory": self._apply_inventory,
@@ -46631,8 +46603,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -46645,8 +46619,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -47297,9 +47273,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -47678,7 +47655,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.oj2_root = {}  # root oj2: its tuples
+        # root oj2: its tuples
+        self.oj2_root = {}
         self._appliers = {
             "catalog_returns": self._apply_catalog_returns,
             "catalog_sales": self._apply_catalog_sales,
@@ -47715,8 +47693,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -47729,8 +47709,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -48118,9 +48100,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -48129,11 +48112,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -223,9 +223,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _div(a, b):
         """SQL division as DuckDB does it: NULL in, NULL out; by zero, an
@@ -367,25 +370,22 @@ def _make_derived1():
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk = (
-                {}
-            )  # n2 projected on ss_customer_sk, ss_ticket_number, by what it shares with its sibling
-            self.n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_customer_sk, ss_hdemo_sk, ss_ticket_number, by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2 projected on ss_customer_sk, ss_ticket_number, by what it shares with its sibling
+            self.n2_ss_customer_sk_ss_ticket_number_by_ss_hdemo_sk = {}
+            # n3 projected on ss_customer_sk, ss_hdemo_sk, ss_ticket_number, by what it shares with its sibling
+            self.n3_ss_customer_sk_ss_hdemo_sk_ss_ticket_number_by_ss_store_sk = {}
+            # store_sales projected on ss_customer_sk, ss_hdemo_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
             self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
                 {}
-            )  # store_sales projected on ss_customer_sk, ss_hdemo_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -414,8 +414,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -428,8 +430,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1800,9 +1804,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1811,11 +1816,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2041,17 +2047,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.customer_by_ss_customer_sk = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_count_by_ss_customer_sk = (
-            {}
-        )  # customer: total multiplicity by what it shares with its sibling
-        self.dj_by_ss_customer_sk = {}  # dj by the variables it shares with its parent
-        self.dj_count_by_ss_customer_sk = (
-            {}
-        )  # dj: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # customer by the variables it shares with its parent
+        self.customer_by_ss_customer_sk = {}
+        # customer: total multiplicity by what it shares with its sibling
+        self.customer_count_by_ss_customer_sk = {}
+        # dj by the variables it shares with its parent
+        self.dj_by_ss_customer_sk = {}
+        # dj: total multiplicity by what it shares with its sibling
+        self.dj_count_by_ss_customer_sk = {}
         self._appliers = {
             "customer": self._apply_customer,
             "store_sales": self._apply_store_sales,
@@ -2089,8 +2094,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2103,8 +2110,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2677,9 +2686,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -306,9 +306,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -420,29 +423,24 @@ def _make_derived1():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -473,8 +471,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -487,8 +487,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1659,9 +1661,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1694,7 +1697,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -1847,9 +1850,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1972,29 +1978,24 @@ def _make_derived1():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -2025,8 +2026,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -2039,8 +2042,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3211,9 +3216,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3246,7 +3252,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3471,9 +3477,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -3585,29 +3594,24 @@ def _make_derived2():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -3638,8 +3642,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -3652,8 +3658,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -4824,9 +4832,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -4859,7 +4868,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -5012,9 +5021,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -5137,29 +5149,24 @@ def _make_derived2():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -5190,8 +5197,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -5204,8 +5213,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -6376,9 +6387,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -6411,7 +6423,7 @@ def _make_derived2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6636,9 +6648,12 @@ def _make_derived3():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -6750,29 +6765,24 @@ def _make_derived3():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -6803,8 +6813,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -6817,8 +6829,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -7989,9 +8003,10 @@ def _make_derived3():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -8024,7 +8039,7 @@ def _make_derived3():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -8177,9 +8192,12 @@ def _make_derived3():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -8302,29 +8320,24 @@ def _make_derived3():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -8355,8 +8368,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -8369,8 +8384,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -9541,9 +9558,10 @@ def _make_derived3():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -9576,7 +9594,7 @@ def _make_derived3():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -9801,9 +9819,12 @@ def _make_derived4():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -9915,29 +9936,24 @@ def _make_derived4():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_c_customer_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on c_customer_sk, by what it shares with its sibling
+                self.store_sales_c_customer_sk_by_ss_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "store_sales": self._apply_store_sales,
@@ -9968,8 +9984,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -9982,8 +10000,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -11154,9 +11174,10 @@ def _make_derived4():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -11189,7 +11210,7 @@ def _make_derived4():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -11342,9 +11363,12 @@ def _make_derived4():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -11467,29 +11491,24 @@ def _make_derived4():
                 self.customer_rows = {}  # input rows: row -> multiplicity
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_c_customer_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_c_customer_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.web_sales = {}  # web_sales: its tuples
-                self.web_sales_c_customer_sk_by_ws_sold_date_sk = (
-                    {}
-                )  # web_sales projected on c_customer_sk, by what it shares with its sibling
-                self.date_dim_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ws_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_by_c_customer_sk = (
-                    {}
-                )  # customer by the variables it shares with its parent
-                self.customer_count_by_c_customer_sk = (
-                    {}
-                )  # customer: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_c_customer_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_c_customer_sk = {}
+                # web_sales: its tuples
+                self.web_sales = {}
+                # web_sales projected on c_customer_sk, by what it shares with its sibling
+                self.web_sales_c_customer_sk_by_ws_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ws_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ws_sold_date_sk = {}
+                # customer by the variables it shares with its parent
+                self.customer_by_c_customer_sk = {}
+                # customer: total multiplicity by what it shares with its sibling
+                self.customer_count_by_c_customer_sk = {}
                 self._appliers = {
                     "customer": self._apply_customer,
                     "web_sales": self._apply_web_sales,
@@ -11520,8 +11539,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -11534,8 +11555,10 @@ def _make_derived4():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -12706,9 +12729,10 @@ def _make_derived4():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -12741,7 +12765,7 @@ def _make_derived4():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -13034,37 +13058,28 @@ class View:
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.derived3_rows = {}  # input rows: row -> multiplicity
         self.derived4_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_customer_id = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_customer_id = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.t_s_firstyear_by_customer_id = (
-            {}
-        )  # t_s_firstyear by the variables it shares with its parent
-        self.t_s_firstyear_count_by_customer_id = (
-            {}
-        )  # t_s_firstyear: total multiplicity by what it shares with its sibling
-        self.t_s_secyear_by_customer_id = (
-            {}
-        )  # t_s_secyear by the variables it shares with its parent
-        self.t_s_secyear_count_by_customer_id = (
-            {}
-        )  # t_s_secyear: total multiplicity by what it shares with its sibling
-        self.t_w_firstyear_by_customer_id = (
-            {}
-        )  # t_w_firstyear by the variables it shares with its parent
-        self.t_w_firstyear_count_by_customer_id = (
-            {}
-        )  # t_w_firstyear: total multiplicity by what it shares with its sibling
-        self.t_w_secyear_by_customer_id = (
-            {}
-        )  # t_w_secyear by the variables it shares with its parent
-        self.t_w_secyear_count_by_customer_id = (
-            {}
-        )  # t_w_secyear: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_customer_id = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_customer_id = {}
+        # t_s_firstyear by the variables it shares with its parent
+        self.t_s_firstyear_by_customer_id = {}
+        # t_s_firstyear: total multiplicity by what it shares with its sibling
+        self.t_s_firstyear_count_by_customer_id = {}
+        # t_s_secyear by the variables it shares with its parent
+        self.t_s_secyear_by_customer_id = {}
+        # t_s_secyear: total multiplicity by what it shares with its sibling
+        self.t_s_secyear_count_by_customer_id = {}
+        # t_w_firstyear by the variables it shares with its parent
+        self.t_w_firstyear_by_customer_id = {}
+        # t_w_firstyear: total multiplicity by what it shares with its sibling
+        self.t_w_firstyear_count_by_customer_id = {}
+        # t_w_secyear by the variables it shares with its parent
+        self.t_w_secyear_by_customer_id = {}
+        # t_w_secyear: total multiplicity by what it shares with its sibling
+        self.t_w_secyear_count_by_customer_id = {}
         self._appliers = {
             "customer": self._apply_customer,
             "store_sales": self._apply_store_sales,
@@ -13111,8 +13126,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -13125,8 +13142,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -14140,9 +14159,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -325,9 +325,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _exact(x):
         """A finite number as an integer count of 2**-1074, which every double
@@ -653,43 +656,38 @@ def _make_derived1():
                                 self.catalog_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_cs_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_cs_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.catalog_returns_by_cs_item_sk_cs_order_number = (
-                                    {}
-                                )  # catalog_returns by the variables it shares with its parent
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_cs_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_cs_item_sk = {}
+                                # catalog_returns by the variables it shares with its parent
+                                self.catalog_returns_by_cs_item_sk_cs_order_number = {}
+                                # catalog_returns: total multiplicity by what it shares with its sibling
                                 self.catalog_returns_count_by_cs_item_sk_cs_order_number = (
                                     {}
-                                )  # catalog_returns: total multiplicity by what it shares with its sibling
-                                self.n3_by_cs_item_sk_cs_order_number = (
-                                    {}
-                                )  # n3 by the variables it shares with its parent
-                                self.n3_count_by_cs_item_sk_cs_order_number = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
+                                )
+                                # n3 by the variables it shares with its parent
+                                self.n3_by_cs_item_sk_cs_order_number = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_cs_item_sk_cs_order_number = {}
+                                # catalog_sales by the variables it shares with its parent
                                 self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number = (
                                     {}
-                                )  # catalog_sales by the variables it shares with its parent
+                                )
+                                # catalog_sales projected on cs_item_sk, cs_order_number, by what it shares with its sibling
                                 self.catalog_sales_cs_item_sk_cs_order_number_by_cs_sold_date_sk = (
                                     {}
-                                )  # catalog_sales projected on cs_item_sk, cs_order_number, by what it shares with its sibling
-                                self.date_dim_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_cs_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_cs_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                )
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_cs_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_cs_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_cs_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_cs_item_sk = {}
                                 self._appliers = {
                                     "catalog_sales": self._apply_catalog_sales,
                                     "item": self._apply_item,
@@ -723,8 +721,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -737,8 +737,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -3343,9 +3345,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -3628,9 +3631,8 @@ def _make_derived1():
                                     self.catalog_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.catalog_returns_root = (
-                                        {}
-                                    )  # root catalog_returns: its tuples
+                                    # root catalog_returns: its tuples
+                                    self.catalog_returns_root = {}
                                     self._appliers = {
                                         "catalog_returns": self._apply_catalog_returns
                                     }
@@ -3656,8 +3658,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -3673,8 +3677,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -3991,9 +3997,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -4233,31 +4240,24 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_cs_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_cs_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk = (
-                                    {}
-                                )  # catalog_sales by the variables it shares with its parent
-                                self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = (
-                                    {}
-                                )  # catalog_sales projected on cs_item_sk, by what it shares with its sibling
-                                self.date_dim_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_cs_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_cs_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_cs_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_cs_item_sk = {}
+                                # catalog_sales by the variables it shares with its parent
+                                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk = {}
+                                # catalog_sales projected on cs_item_sk, by what it shares with its sibling
+                                self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = {}
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_cs_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_cs_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_cs_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_cs_item_sk = {}
                                 self._appliers = {
                                     "catalog_sales": self._apply_catalog_sales,
                                     "item": self._apply_item,
@@ -4303,8 +4303,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -4317,8 +4319,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -5823,9 +5827,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -6169,7 +6174,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.oj1_root = {}  # root oj1: its tuples
+                        # root oj1: its tuples
+                        self.oj1_root = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "item": self._apply_item,
@@ -6202,8 +6208,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -6216,8 +6224,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -6596,9 +6606,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -6941,43 +6952,38 @@ def _make_derived1():
                                 self.store_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_ss_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_ss_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_returns_by_ss_item_sk_ss_ticket_number = (
-                                    {}
-                                )  # store_returns by the variables it shares with its parent
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_ss_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_item_sk = {}
+                                # store_returns by the variables it shares with its parent
+                                self.store_returns_by_ss_item_sk_ss_ticket_number = {}
+                                # store_returns: total multiplicity by what it shares with its sibling
                                 self.store_returns_count_by_ss_item_sk_ss_ticket_number = (
                                     {}
-                                )  # store_returns: total multiplicity by what it shares with its sibling
-                                self.n3_by_ss_item_sk_ss_ticket_number = (
-                                    {}
-                                )  # n3 by the variables it shares with its parent
-                                self.n3_count_by_ss_item_sk_ss_ticket_number = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
+                                )
+                                # n3 by the variables it shares with its parent
+                                self.n3_by_ss_item_sk_ss_ticket_number = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_ss_item_sk_ss_ticket_number = {}
+                                # store_sales by the variables it shares with its parent
                                 self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number = (
                                     {}
-                                )  # store_sales by the variables it shares with its parent
+                                )
+                                # store_sales projected on ss_item_sk, ss_ticket_number, by what it shares with its sibling
                                 self.store_sales_ss_item_sk_ss_ticket_number_by_ss_sold_date_sk = (
                                     {}
-                                )  # store_sales projected on ss_item_sk, ss_ticket_number, by what it shares with its sibling
-                                self.date_dim_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_ss_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_ss_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                )
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_ss_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_ss_item_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "item": self._apply_item,
@@ -7011,8 +7017,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -7025,8 +7033,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -9651,9 +9661,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -9929,9 +9940,8 @@ def _make_derived1():
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.store_returns_root = (
-                                        {}
-                                    )  # root store_returns: its tuples
+                                    # root store_returns: its tuples
+                                    self.store_returns_root = {}
                                     self._appliers = {
                                         "store_returns": self._apply_store_returns
                                     }
@@ -9957,8 +9967,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -9974,8 +9986,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -10291,9 +10305,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -10512,31 +10527,24 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_ss_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_ss_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_sales_by_ss_sold_date_sk_ss_item_sk = (
-                                    {}
-                                )  # store_sales by the variables it shares with its parent
-                                self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                                    {}
-                                )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                                self.date_dim_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_ss_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_ss_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_ss_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_item_sk = {}
+                                # store_sales by the variables it shares with its parent
+                                self.store_sales_by_ss_sold_date_sk_ss_item_sk = {}
+                                # store_sales projected on ss_item_sk, by what it shares with its sibling
+                                self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_ss_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_ss_item_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "item": self._apply_item,
@@ -10582,8 +10590,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -10596,8 +10606,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -12100,9 +12112,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -12428,7 +12441,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.oj1_root = {}  # root oj1: its tuples
+                        # root oj1: its tuples
+                        self.oj1_root = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "item": self._apply_item,
@@ -12461,8 +12475,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -12475,8 +12491,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -12855,9 +12873,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -13301,43 +13320,36 @@ def _make_derived1():
                             self.web_returns_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.n1_by_ws_item_sk = (
-                                {}
-                            )  # n1 by the variables it shares with its parent
-                            self.n1_count_by_ws_item_sk = (
-                                {}
-                            )  # n1: total multiplicity by what it shares with its sibling
-                            self.web_returns_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # web_returns by the variables it shares with its parent
-                            self.web_returns_count_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # web_returns: total multiplicity by what it shares with its sibling
-                            self.n3_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # n3 by the variables it shares with its parent
-                            self.n3_count_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # n3: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # n1 by the variables it shares with its parent
+                            self.n1_by_ws_item_sk = {}
+                            # n1: total multiplicity by what it shares with its sibling
+                            self.n1_count_by_ws_item_sk = {}
+                            # web_returns by the variables it shares with its parent
+                            self.web_returns_by_ws_item_sk_ws_order_number = {}
+                            # web_returns: total multiplicity by what it shares with its sibling
+                            self.web_returns_count_by_ws_item_sk_ws_order_number = {}
+                            # n3 by the variables it shares with its parent
+                            self.n3_by_ws_item_sk_ws_order_number = {}
+                            # n3: total multiplicity by what it shares with its sibling
+                            self.n3_count_by_ws_item_sk_ws_order_number = {}
+                            # web_sales by the variables it shares with its parent
                             self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number = (
                                 {}
-                            )  # web_sales by the variables it shares with its parent
+                            )
+                            # web_sales projected on ws_item_sk, ws_order_number, by what it shares with its sibling
                             self.web_sales_ws_item_sk_ws_order_number_by_ws_sold_date_sk = (
                                 {}
-                            )  # web_sales projected on ws_item_sk, ws_order_number, by what it shares with its sibling
-                            self.date_dim_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.item_by_ws_item_sk = (
-                                {}
-                            )  # item by the variables it shares with its parent
-                            self.item_count_by_ws_item_sk = (
-                                {}
-                            )  # item: total multiplicity by what it shares with its sibling
+                            )
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_ws_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_ws_sold_date_sk = {}
+                            # item by the variables it shares with its parent
+                            self.item_by_ws_item_sk = {}
+                            # item: total multiplicity by what it shares with its sibling
+                            self.item_count_by_ws_item_sk = {}
                             self._appliers = {
                                 "web_sales": self._apply_web_sales,
                                 "item": self._apply_item,
@@ -13371,8 +13383,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -13385,8 +13399,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -15822,9 +15838,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -16092,9 +16109,8 @@ def _make_derived1():
                                 self.web_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.web_returns_root = (
-                                    {}
-                                )  # root web_returns: its tuples
+                                # root web_returns: its tuples
+                                self.web_returns_root = {}
                                 self._appliers = {
                                     "web_returns": self._apply_web_returns
                                 }
@@ -16120,8 +16136,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -16134,8 +16152,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -16438,9 +16458,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -16668,31 +16689,24 @@ def _make_derived1():
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.n1_by_ws_item_sk = (
-                                {}
-                            )  # n1 by the variables it shares with its parent
-                            self.n1_count_by_ws_item_sk = (
-                                {}
-                            )  # n1: total multiplicity by what it shares with its sibling
-                            self.web_sales_by_ws_sold_date_sk_ws_item_sk = (
-                                {}
-                            )  # web_sales by the variables it shares with its parent
-                            self.web_sales_ws_item_sk_by_ws_sold_date_sk = (
-                                {}
-                            )  # web_sales projected on ws_item_sk, by what it shares with its sibling
-                            self.date_dim_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.item_by_ws_item_sk = (
-                                {}
-                            )  # item by the variables it shares with its parent
-                            self.item_count_by_ws_item_sk = (
-                                {}
-                            )  # item: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # n1 by the variables it shares with its parent
+                            self.n1_by_ws_item_sk = {}
+                            # n1: total multiplicity by what it shares with its sibling
+                            self.n1_count_by_ws_item_sk = {}
+                            # web_sales by the variables it shares with its parent
+                            self.web_sales_by_ws_sold_date_sk_ws_item_sk = {}
+                            # web_sales projected on ws_item_sk, by what it shares with its sibling
+                            self.web_sales_ws_item_sk_by_ws_sold_date_sk = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_ws_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_ws_sold_date_sk = {}
+                            # item by the variables it shares with its parent
+                            self.item_by_ws_item_sk = {}
+                            # item: total multiplicity by what it shares with its sibling
+                            self.item_count_by_ws_item_sk = {}
                             self._appliers = {
                                 "web_sales": self._apply_web_sales,
                                 "item": self._apply_item,
@@ -16738,8 +16752,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -16752,8 +16768,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -18161,9 +18179,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -18493,7 +18512,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.oj1_root = {}  # root oj1: its tuples
+                    # root oj1: its tuples
+                    self.oj1_root = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "item": self._apply_item,
@@ -18526,8 +18546,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -18540,8 +18562,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -18913,9 +18937,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -19345,7 +19370,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.sales_detail_root = {}  # root sales_detail: its tuples
+            # root sales_detail: its tuples
+            self.sales_detail_root = {}
             self._appliers = {
                 "catalog_sales": self._apply_catalog_sales,
                 "item": self._apply_item,
@@ -19379,8 +19405,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -19393,8 +19421,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -19781,9 +19811,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -19792,11 +19823,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -19989,9 +20021,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _exact(x):
         """A finite number as an integer count of 2**-1074, which every double
@@ -20317,43 +20352,38 @@ def _make_derived2():
                                 self.catalog_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_cs_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_cs_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.catalog_returns_by_cs_item_sk_cs_order_number = (
-                                    {}
-                                )  # catalog_returns by the variables it shares with its parent
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_cs_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_cs_item_sk = {}
+                                # catalog_returns by the variables it shares with its parent
+                                self.catalog_returns_by_cs_item_sk_cs_order_number = {}
+                                # catalog_returns: total multiplicity by what it shares with its sibling
                                 self.catalog_returns_count_by_cs_item_sk_cs_order_number = (
                                     {}
-                                )  # catalog_returns: total multiplicity by what it shares with its sibling
-                                self.n3_by_cs_item_sk_cs_order_number = (
-                                    {}
-                                )  # n3 by the variables it shares with its parent
-                                self.n3_count_by_cs_item_sk_cs_order_number = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
+                                )
+                                # n3 by the variables it shares with its parent
+                                self.n3_by_cs_item_sk_cs_order_number = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_cs_item_sk_cs_order_number = {}
+                                # catalog_sales by the variables it shares with its parent
                                 self.catalog_sales_by_cs_sold_date_sk_cs_item_sk_cs_order_number = (
                                     {}
-                                )  # catalog_sales by the variables it shares with its parent
+                                )
+                                # catalog_sales projected on cs_item_sk, cs_order_number, by what it shares with its sibling
                                 self.catalog_sales_cs_item_sk_cs_order_number_by_cs_sold_date_sk = (
                                     {}
-                                )  # catalog_sales projected on cs_item_sk, cs_order_number, by what it shares with its sibling
-                                self.date_dim_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_cs_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_cs_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                )
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_cs_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_cs_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_cs_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_cs_item_sk = {}
                                 self._appliers = {
                                     "catalog_sales": self._apply_catalog_sales,
                                     "item": self._apply_item,
@@ -20387,8 +20417,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -20401,8 +20433,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -23007,9 +23041,10 @@ def _make_derived2():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -23292,9 +23327,8 @@ def _make_derived2():
                                     self.catalog_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.catalog_returns_root = (
-                                        {}
-                                    )  # root catalog_returns: its tuples
+                                    # root catalog_returns: its tuples
+                                    self.catalog_returns_root = {}
                                     self._appliers = {
                                         "catalog_returns": self._apply_catalog_returns
                                     }
@@ -23320,8 +23354,10 @@ def _make_derived2():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -23337,8 +23373,10 @@ def _make_derived2():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -23655,9 +23693,10 @@ def _make_derived2():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -23897,31 +23936,24 @@ def _make_derived2():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_cs_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_cs_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk = (
-                                    {}
-                                )  # catalog_sales by the variables it shares with its parent
-                                self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = (
-                                    {}
-                                )  # catalog_sales projected on cs_item_sk, by what it shares with its sibling
-                                self.date_dim_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_cs_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_cs_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_cs_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_cs_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_cs_item_sk = {}
+                                # catalog_sales by the variables it shares with its parent
+                                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk = {}
+                                # catalog_sales projected on cs_item_sk, by what it shares with its sibling
+                                self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = {}
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_cs_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_cs_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_cs_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_cs_item_sk = {}
                                 self._appliers = {
                                     "catalog_sales": self._apply_catalog_sales,
                                     "item": self._apply_item,
@@ -23967,8 +23999,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -23981,8 +24015,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -25487,9 +25523,10 @@ def _make_derived2():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -25833,7 +25870,8 @@ def _make_derived2():
                         push: bool = False,
                     ) -> None:
                         self.derived1__rows = {}  # input rows: row -> multiplicity
-                        self.oj1_root = {}  # root oj1: its tuples
+                        # root oj1: its tuples
+                        self.oj1_root = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "item": self._apply_item,
@@ -25866,8 +25904,10 @@ def _make_derived2():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -25880,8 +25920,10 @@ def _make_derived2():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -26260,9 +26302,10 @@ def _make_derived2():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -26605,43 +26648,38 @@ def _make_derived2():
                                 self.store_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_ss_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_ss_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_returns_by_ss_item_sk_ss_ticket_number = (
-                                    {}
-                                )  # store_returns by the variables it shares with its parent
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_ss_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_item_sk = {}
+                                # store_returns by the variables it shares with its parent
+                                self.store_returns_by_ss_item_sk_ss_ticket_number = {}
+                                # store_returns: total multiplicity by what it shares with its sibling
                                 self.store_returns_count_by_ss_item_sk_ss_ticket_number = (
                                     {}
-                                )  # store_returns: total multiplicity by what it shares with its sibling
-                                self.n3_by_ss_item_sk_ss_ticket_number = (
-                                    {}
-                                )  # n3 by the variables it shares with its parent
-                                self.n3_count_by_ss_item_sk_ss_ticket_number = (
-                                    {}
-                                )  # n3: total multiplicity by what it shares with its sibling
+                                )
+                                # n3 by the variables it shares with its parent
+                                self.n3_by_ss_item_sk_ss_ticket_number = {}
+                                # n3: total multiplicity by what it shares with its sibling
+                                self.n3_count_by_ss_item_sk_ss_ticket_number = {}
+                                # store_sales by the variables it shares with its parent
                                 self.store_sales_by_ss_sold_date_sk_ss_item_sk_ss_ticket_number = (
                                     {}
-                                )  # store_sales by the variables it shares with its parent
+                                )
+                                # store_sales projected on ss_item_sk, ss_ticket_number, by what it shares with its sibling
                                 self.store_sales_ss_item_sk_ss_ticket_number_by_ss_sold_date_sk = (
                                     {}
-                                )  # store_sales projected on ss_item_sk, ss_ticket_number, by what it shares with its sibling
-                                self.date_dim_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_ss_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_ss_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                )
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_ss_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_ss_item_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "item": self._apply_item,
@@ -26675,8 +26713,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -26689,8 +26729,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -29315,9 +29357,10 @@ def _make_derived2():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -29593,9 +29636,8 @@ def _make_derived2():
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.store_returns_root = (
-                                        {}
-                                    )  # root store_returns: its tuples
+                                    # root store_returns: its tuples
+                                    self.store_returns_root = {}
                                     self._appliers = {
                                         "store_returns": self._apply_store_returns
                                     }
@@ -29621,8 +29663,10 @@ def _make_derived2():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -29638,8 +29682,10 @@ def _make_derived2():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -29955,9 +30001,10 @@ def _make_derived2():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -30176,31 +30223,24 @@ def _make_derived2():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.n1_by_ss_item_sk = (
-                                    {}
-                                )  # n1 by the variables it shares with its parent
-                                self.n1_count_by_ss_item_sk = (
-                                    {}
-                                )  # n1: total multiplicity by what it shares with its sibling
-                                self.store_sales_by_ss_sold_date_sk_ss_item_sk = (
-                                    {}
-                                )  # store_sales by the variables it shares with its parent
-                                self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                                    {}
-                                )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                                self.date_dim_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_ss_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.item_by_ss_item_sk = (
-                                    {}
-                                )  # item by the variables it shares with its parent
-                                self.item_count_by_ss_item_sk = (
-                                    {}
-                                )  # item: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # n1 by the variables it shares with its parent
+                                self.n1_by_ss_item_sk = {}
+                                # n1: total multiplicity by what it shares with its sibling
+                                self.n1_count_by_ss_item_sk = {}
+                                # store_sales by the variables it shares with its parent
+                                self.store_sales_by_ss_sold_date_sk_ss_item_sk = {}
+                                # store_sales projected on ss_item_sk, by what it shares with its sibling
+                                self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_ss_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_ss_sold_date_sk = {}
+                                # item by the variables it shares with its parent
+                                self.item_by_ss_item_sk = {}
+                                # item: total multiplicity by what it shares with its sibling
+                                self.item_count_by_ss_item_sk = {}
                                 self._appliers = {
                                     "store_sales": self._apply_store_sales,
                                     "item": self._apply_item,
@@ -30246,8 +30286,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -30260,8 +30302,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -31764,9 +31808,10 @@ def _make_derived2():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -32092,7 +32137,8 @@ def _make_derived2():
                         push: bool = False,
                     ) -> None:
                         self.derived1__rows = {}  # input rows: row -> multiplicity
-                        self.oj1_root = {}  # root oj1: its tuples
+                        # root oj1: its tuples
+                        self.oj1_root = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "item": self._apply_item,
@@ -32125,8 +32171,10 @@ def _make_derived2():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -32139,8 +32187,10 @@ def _make_derived2():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -32519,9 +32569,10 @@ def _make_derived2():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -32965,43 +33016,36 @@ def _make_derived2():
                             self.web_returns_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.n1_by_ws_item_sk = (
-                                {}
-                            )  # n1 by the variables it shares with its parent
-                            self.n1_count_by_ws_item_sk = (
-                                {}
-                            )  # n1: total multiplicity by what it shares with its sibling
-                            self.web_returns_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # web_returns by the variables it shares with its parent
-                            self.web_returns_count_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # web_returns: total multiplicity by what it shares with its sibling
-                            self.n3_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # n3 by the variables it shares with its parent
-                            self.n3_count_by_ws_item_sk_ws_order_number = (
-                                {}
-                            )  # n3: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # n1 by the variables it shares with its parent
+                            self.n1_by_ws_item_sk = {}
+                            # n1: total multiplicity by what it shares with its sibling
+                            self.n1_count_by_ws_item_sk = {}
+                            # web_returns by the variables it shares with its parent
+                            self.web_returns_by_ws_item_sk_ws_order_number = {}
+                            # web_returns: total multiplicity by what it shares with its sibling
+                            self.web_returns_count_by_ws_item_sk_ws_order_number = {}
+                            # n3 by the variables it shares with its parent
+                            self.n3_by_ws_item_sk_ws_order_number = {}
+                            # n3: total multiplicity by what it shares with its sibling
+                            self.n3_count_by_ws_item_sk_ws_order_number = {}
+                            # web_sales by the variables it shares with its parent
                             self.web_sales_by_ws_sold_date_sk_ws_item_sk_ws_order_number = (
                                 {}
-                            )  # web_sales by the variables it shares with its parent
+                            )
+                            # web_sales projected on ws_item_sk, ws_order_number, by what it shares with its sibling
                             self.web_sales_ws_item_sk_ws_order_number_by_ws_sold_date_sk = (
                                 {}
-                            )  # web_sales projected on ws_item_sk, ws_order_number, by what it shares with its sibling
-                            self.date_dim_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.item_by_ws_item_sk = (
-                                {}
-                            )  # item by the variables it shares with its parent
-                            self.item_count_by_ws_item_sk = (
-                                {}
-                            )  # item: total multiplicity by what it shares with its sibling
+                            )
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_ws_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_ws_sold_date_sk = {}
+                            # item by the variables it shares with its parent
+                            self.item_by_ws_item_sk = {}
+                            # item: total multiplicity by what it shares with its sibling
+                            self.item_count_by_ws_item_sk = {}
                             self._appliers = {
                                 "web_sales": self._apply_web_sales,
                                 "item": self._apply_item,
@@ -33035,8 +33079,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -33049,8 +33095,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -35486,9 +35534,10 @@ def _make_derived2():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -35756,9 +35805,8 @@ def _make_derived2():
                                 self.web_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.web_returns_root = (
-                                    {}
-                                )  # root web_returns: its tuples
+                                # root web_returns: its tuples
+                                self.web_returns_root = {}
                                 self._appliers = {
                                     "web_returns": self._apply_web_returns
                                 }
@@ -35784,8 +35832,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -35798,8 +35848,10 @@ def _make_derived2():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -36102,9 +36154,10 @@ def _make_derived2():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -36332,31 +36385,24 @@ def _make_derived2():
                             self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.n1_by_ws_item_sk = (
-                                {}
-                            )  # n1 by the variables it shares with its parent
-                            self.n1_count_by_ws_item_sk = (
-                                {}
-                            )  # n1: total multiplicity by what it shares with its sibling
-                            self.web_sales_by_ws_sold_date_sk_ws_item_sk = (
-                                {}
-                            )  # web_sales by the variables it shares with its parent
-                            self.web_sales_ws_item_sk_by_ws_sold_date_sk = (
-                                {}
-                            )  # web_sales projected on ws_item_sk, by what it shares with its sibling
-                            self.date_dim_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_ws_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.item_by_ws_item_sk = (
-                                {}
-                            )  # item by the variables it shares with its parent
-                            self.item_count_by_ws_item_sk = (
-                                {}
-                            )  # item: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # n1 by the variables it shares with its parent
+                            self.n1_by_ws_item_sk = {}
+                            # n1: total multiplicity by what it shares with its sibling
+                            self.n1_count_by_ws_item_sk = {}
+                            # web_sales by the variables it shares with its parent
+                            self.web_sales_by_ws_sold_date_sk_ws_item_sk = {}
+                            # web_sales projected on ws_item_sk, by what it shares with its sibling
+                            self.web_sales_ws_item_sk_by_ws_sold_date_sk = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_ws_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_ws_sold_date_sk = {}
+                            # item by the variables it shares with its parent
+                            self.item_by_ws_item_sk = {}
+                            # item: total multiplicity by what it shares with its sibling
+                            self.item_count_by_ws_item_sk = {}
                             self._appliers = {
                                 "web_sales": self._apply_web_sales,
                                 "item": self._apply_item,
@@ -36402,8 +36448,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -36416,8 +36464,10 @@ def _make_derived2():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -37825,9 +37875,10 @@ def _make_derived2():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -38157,7 +38208,8 @@ def _make_derived2():
                     push: bool = False,
                 ) -> None:
                     self.derived1__rows = {}  # input rows: row -> multiplicity
-                    self.oj1_root = {}  # root oj1: its tuples
+                    # root oj1: its tuples
+                    self.oj1_root = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "item": self._apply_item,
@@ -38190,8 +38242,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -38204,8 +38258,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -38577,9 +38633,10 @@ def _make_derived2():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -39009,7 +39066,8 @@ def _make_derived2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.sales_detail_root = {}  # root sales_detail: its tuples
+            # root sales_detail: its tuples
+            self.sales_detail_root = {}
             self._appliers = {
                 "catalog_sales": self._apply_catalog_sales,
                 "item": self._apply_item,
@@ -39043,8 +39101,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -39057,8 +39117,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -39445,9 +39507,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -39456,11 +39519,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -39790,19 +39854,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
-            {}
-        )  # curr_yr by the variables it shares with its parent
-        self.curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
-            {}
-        )  # curr_yr: total multiplicity by what it shares with its sibling
-        self.prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
-            {}
-        )  # prev_yr by the variables it shares with its parent
-        self.prev_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = (
-            {}
-        )  # prev_yr: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # curr_yr by the variables it shares with its parent
+        self.curr_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = {}
+        # curr_yr: total multiplicity by what it shares with its sibling
+        self.curr_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = {}
+        # prev_yr by the variables it shares with its parent
+        self.prev_yr_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = {}
+        # prev_yr: total multiplicity by what it shares with its sibling
+        self.prev_yr_count_by_i_brand_id_i_class_id_i_category_id_i_manufact_id = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "item": self._apply_item,
@@ -39845,8 +39906,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -39859,8 +39922,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -40575,9 +40640,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -137,7 +137,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -335,31 +340,24 @@ def _make_derived1():
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_ss_item_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_ss_item_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.store_sales_by_ss_sold_date_sk_ss_item_sk = (
-                        {}
-                    )  # store_sales by the variables it shares with its parent
-                    self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.item_by_ss_item_sk = (
-                        {}
-                    )  # item by the variables it shares with its parent
-                    self.item_count_by_ss_item_sk = (
-                        {}
-                    )  # item: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_ss_item_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_ss_item_sk = {}
+                    # store_sales by the variables it shares with its parent
+                    self.store_sales_by_ss_sold_date_sk_ss_item_sk = {}
+                    # store_sales projected on ss_item_sk, by what it shares with its sibling
+                    self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # item by the variables it shares with its parent
+                    self.item_by_ss_item_sk = {}
+                    # item: total multiplicity by what it shares with its sibling
+                    self.item_count_by_ss_item_sk = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "item": self._apply_item,
@@ -389,8 +387,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -403,8 +403,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1468,9 +1470,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1740,31 +1743,24 @@ def _make_derived1():
                     self.web_sales_rows = {}  # input rows: row -> multiplicity
                     self.item_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_ws_item_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_ws_item_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.web_sales_by_ws_sold_date_sk_ws_item_sk = (
-                        {}
-                    )  # web_sales by the variables it shares with its parent
-                    self.web_sales_ws_item_sk_by_ws_sold_date_sk = (
-                        {}
-                    )  # web_sales projected on ws_item_sk, by what it shares with its sibling
-                    self.date_dim_by_ws_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ws_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.item_by_ws_item_sk = (
-                        {}
-                    )  # item by the variables it shares with its parent
-                    self.item_count_by_ws_item_sk = (
-                        {}
-                    )  # item: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_ws_item_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_ws_item_sk = {}
+                    # web_sales by the variables it shares with its parent
+                    self.web_sales_by_ws_sold_date_sk_ws_item_sk = {}
+                    # web_sales projected on ws_item_sk, by what it shares with its sibling
+                    self.web_sales_ws_item_sk_by_ws_sold_date_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ws_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ws_sold_date_sk = {}
+                    # item by the variables it shares with its parent
+                    self.item_by_ws_item_sk = {}
+                    # item: total multiplicity by what it shares with its sibling
+                    self.item_count_by_ws_item_sk = {}
                     self._appliers = {
                         "web_sales": self._apply_web_sales,
                         "item": self._apply_item,
@@ -1794,8 +1790,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -1808,8 +1806,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2871,9 +2871,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -3217,31 +3218,24 @@ def _make_derived1():
                 self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_cs_item_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_cs_item_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk = (
-                    {}
-                )  # catalog_sales by the variables it shares with its parent
-                self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = (
-                    {}
-                )  # catalog_sales projected on cs_item_sk, by what it shares with its sibling
-                self.date_dim_by_cs_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_cs_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.item_by_cs_item_sk = (
-                    {}
-                )  # item by the variables it shares with its parent
-                self.item_count_by_cs_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_cs_item_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_cs_item_sk = {}
+                # catalog_sales by the variables it shares with its parent
+                self.catalog_sales_by_cs_sold_date_sk_cs_item_sk = {}
+                # catalog_sales projected on cs_item_sk, by what it shares with its sibling
+                self.catalog_sales_cs_item_sk_by_cs_sold_date_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_cs_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_cs_sold_date_sk = {}
+                # item by the variables it shares with its parent
+                self.item_by_cs_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_cs_item_sk = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "item": self._apply_item,
@@ -3271,8 +3265,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -3285,8 +3281,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -4312,9 +4310,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -4661,7 +4660,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.foo_root = {}  # root foo: its tuples
+        # root foo: its tuples
+        self.foo_root = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "item": self._apply_item,
@@ -4694,8 +4694,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -4708,8 +4710,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4968,9 +4972,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -4986,11 +4991,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -573,9 +573,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -746,13 +749,16 @@ def _make_derived1():
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
                                     self.store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
+                                    )
+                                    # store_returns: total multiplicity by what it shares with its sibling
                                     self.store_returns_count_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_returns: total multiplicity by what it shares with its sibling
+                                    )
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -780,8 +786,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -797,8 +805,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -1743,9 +1753,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -1979,9 +1990,8 @@ def _make_derived1():
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.store_returns_root = (
-                                            {}
-                                        )  # root store_returns: its tuples
+                                        # root store_returns: its tuples
+                                        self.store_returns_root = {}
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
@@ -2016,8 +2026,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -2039,8 +2051,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -2372,9 +2386,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -2537,9 +2552,8 @@ def _make_derived1():
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.store_sales_root = (
-                                        {}
-                                    )  # root store_sales: its tuples
+                                    # root store_sales: its tuples
+                                    self.store_sales_root = {}
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -2580,8 +2594,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -2597,8 +2613,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -3038,9 +3056,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -3303,19 +3322,16 @@ def _make_derived1():
                         ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.date_dim_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.oj1_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1 by the variables it shares with its parent
-                            self.oj1_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_store_sales__ss_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_store_sales__ss_sold_date_sk = {}
+                            # oj1 by the variables it shares with its parent
+                            self.oj1_by_store_sales__ss_sold_date_sk = {}
+                            # oj1: total multiplicity by what it shares with its sibling
+                            self.oj1_count_by_store_sales__ss_sold_date_sk = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "store_sales": self._apply_store_sales,
@@ -3356,8 +3372,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -3370,8 +3388,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -4219,9 +4239,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -4258,7 +4279,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -4415,9 +4436,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -4603,13 +4627,16 @@ def _make_derived1():
                                     self.web_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
                                     self.web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number = (
                                         {}
-                                    )  # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
+                                    )
+                                    # web_returns: total multiplicity by what it shares with its sibling
                                     self.web_returns_count_by_ws_item_sk_ws_order_number = (
                                         {}
-                                    )  # web_returns: total multiplicity by what it shares with its sibling
+                                    )
                                     self._appliers = {
                                         "web_sales": self._apply_web_sales,
                                         "web_returns": self._apply_web_returns,
@@ -4637,8 +4664,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -4654,8 +4683,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -5597,9 +5628,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -5837,9 +5869,8 @@ def _make_derived1():
                                         self.web_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.web_returns_root = (
-                                            {}
-                                        )  # root web_returns: its tuples
+                                        # root web_returns: its tuples
+                                        self.web_returns_root = {}
                                         self._appliers = {
                                             "web_returns": self._apply_web_returns
                                         }
@@ -5874,8 +5905,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -5897,8 +5930,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -6228,9 +6263,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -6405,9 +6441,8 @@ def _make_derived1():
                                     self.web_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.web_sales_root = (
-                                        {}
-                                    )  # root web_sales: its tuples
+                                    # root web_sales: its tuples
+                                    self.web_sales_root = {}
                                     self._appliers = {
                                         "web_sales": self._apply_web_sales,
                                         "web_returns": self._apply_web_returns,
@@ -6448,8 +6483,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -6465,8 +6502,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -6901,9 +6940,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -7181,19 +7221,16 @@ def _make_derived1():
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.date_dim_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.oj1_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # oj1 by the variables it shares with its parent
-                            self.oj1_count_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # oj1: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_web_sales__ws_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_web_sales__ws_sold_date_sk = {}
+                            # oj1 by the variables it shares with its parent
+                            self.oj1_by_web_sales__ws_sold_date_sk = {}
+                            # oj1: total multiplicity by what it shares with its sibling
+                            self.oj1_count_by_web_sales__ws_sold_date_sk = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "web_sales": self._apply_web_sales,
@@ -7234,8 +7271,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -7248,8 +7287,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -8078,9 +8119,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -8117,7 +8159,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -8376,19 +8418,16 @@ def _make_derived1():
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.derived2_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ss by the variables it shares with its parent
-                        self.ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ss: total multiplicity by what it shares with its sibling
-                        self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ws by the variables it shares with its parent
-                        self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ws: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # ss by the variables it shares with its parent
+                        self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
+                        # ss: total multiplicity by what it shares with its sibling
+                        self.ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
+                        # ws by the variables it shares with its parent
+                        self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
+                        # ws: total multiplicity by what it shares with its sibling
+                        self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
                         self._appliers = {
                             "date_dim": self._apply_date_dim,
                             "store_sales": self._apply_store_sales,
@@ -8428,8 +8467,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -8442,8 +8483,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -9049,9 +9092,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -9289,9 +9333,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -9462,13 +9509,16 @@ def _make_derived1():
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
                                     self.store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
+                                    )
+                                    # store_returns: total multiplicity by what it shares with its sibling
                                     self.store_returns_count_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_returns: total multiplicity by what it shares with its sibling
+                                    )
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -9496,8 +9546,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -9513,8 +9565,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -10459,9 +10513,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -10695,9 +10750,8 @@ def _make_derived1():
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.store_returns_root = (
-                                            {}
-                                        )  # root store_returns: its tuples
+                                        # root store_returns: its tuples
+                                        self.store_returns_root = {}
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
@@ -10732,8 +10786,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -10755,8 +10811,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -11088,9 +11146,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -11253,9 +11312,8 @@ def _make_derived1():
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.store_sales_root = (
-                                        {}
-                                    )  # root store_sales: its tuples
+                                    # root store_sales: its tuples
+                                    self.store_sales_root = {}
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -11296,8 +11354,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -11313,8 +11373,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -11754,9 +11816,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -12019,19 +12082,16 @@ def _make_derived1():
                         ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.date_dim_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.oj1_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1 by the variables it shares with its parent
-                            self.oj1_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_store_sales__ss_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_store_sales__ss_sold_date_sk = {}
+                            # oj1 by the variables it shares with its parent
+                            self.oj1_by_store_sales__ss_sold_date_sk = {}
+                            # oj1: total multiplicity by what it shares with its sibling
+                            self.oj1_count_by_store_sales__ss_sold_date_sk = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "store_sales": self._apply_store_sales,
@@ -12072,8 +12132,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -12086,8 +12148,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -12935,9 +12999,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -12974,7 +13039,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -13194,9 +13259,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         def _exact(x):
                             """A finite number as an integer count of 2**-1074, which every double
@@ -13384,13 +13452,16 @@ def _make_derived1():
                                         self.web_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.n0_root = {}  # root n0: its tuples
+                                        # root n0: its tuples
+                                        self.n0_root = {}
+                                        # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
                                         self.web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number = (
                                             {}
-                                        )  # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
+                                        )
+                                        # web_returns: total multiplicity by what it shares with its sibling
                                         self.web_returns_count_by_ws_item_sk_ws_order_number = (
                                             {}
-                                        )  # web_returns: total multiplicity by what it shares with its sibling
+                                        )
                                         self._appliers = {
                                             "web_sales": self._apply_web_sales,
                                             "web_returns": self._apply_web_returns,
@@ -13427,8 +13498,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -13450,8 +13523,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -14410,9 +14485,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -14652,9 +14728,8 @@ def _make_derived1():
                                             self.web_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.web_returns_root = (
-                                                {}
-                                            )  # root web_returns: its tuples
+                                            # root web_returns: its tuples
+                                            self.web_returns_root = {}
                                             self._appliers = {
                                                 "web_returns": self._apply_web_returns
                                             }
@@ -14689,8 +14764,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -14712,8 +14789,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -15077,9 +15156,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -15260,9 +15340,8 @@ def _make_derived1():
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.web_sales_root = (
-                                            {}
-                                        )  # root web_sales: its tuples
+                                        # root web_sales: its tuples
+                                        self.web_sales_root = {}
                                         self._appliers = {
                                             "web_sales": self._apply_web_sales,
                                             "web_returns": self._apply_web_returns,
@@ -15314,8 +15393,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -15337,8 +15418,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -15783,9 +15866,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -16073,19 +16157,16 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.date_dim_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.oj1_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # oj1 by the variables it shares with its parent
-                                self.oj1_count_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # oj1: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_web_sales__ws_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_web_sales__ws_sold_date_sk = {}
+                                # oj1 by the variables it shares with its parent
+                                self.oj1_by_web_sales__ws_sold_date_sk = {}
+                                # oj1: total multiplicity by what it shares with its sibling
+                                self.oj1_count_by_web_sales__ws_sold_date_sk = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "web_sales": self._apply_web_sales,
@@ -16126,8 +16207,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -16140,8 +16223,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -17026,9 +17111,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -17067,7 +17153,7 @@ def _make_derived1():
                                             )
                                         )
                                         old = reported.get(group)
-                                        if not _same(old, new):
+                                        if old != new and not _same(old, new):
                                             if old is not None:
                                                 changes.append((old, -1))
                                             if new is not None:
@@ -17274,7 +17360,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
-                            self.ws_root = {}  # root ws: its tuples
+                            # root ws: its tuples
+                            self.ws_root = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "web_sales": self._apply_web_sales,
@@ -17308,8 +17395,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -17322,8 +17411,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -17579,9 +17670,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -17829,7 +17921,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.ss_root = {}  # root ss: its tuples
+                        # root ss: its tuples
+                        self.ss_root = {}
                         self._appliers = {
                             "date_dim": self._apply_date_dim,
                             "store_sales": self._apply_store_sales,
@@ -17875,8 +17968,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -17889,8 +17984,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -18332,9 +18429,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -18563,9 +18661,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             def _exact(x):
                 """A finite number as an integer count of 2**-1074, which every double
@@ -18745,13 +18846,16 @@ def _make_derived1():
                             self.catalog_returns_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # catalog_sales projected on cs_sold_date_sk, cs_bill_customer_sk, cs_quantity, cs_wholesale_cost, cs_sales_price, by what it shares with its sibling
                             self.catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number = (
                                 {}
-                            )  # catalog_sales projected on cs_sold_date_sk, cs_bill_customer_sk, cs_quantity, cs_wholesale_cost, cs_sales_price, by what it shares with its sibling
+                            )
+                            # catalog_returns: total multiplicity by what it shares with its sibling
                             self.catalog_returns_count_by_cs_item_sk_cs_order_number = (
                                 {}
-                            )  # catalog_returns: total multiplicity by what it shares with its sibling
+                            )
                             self._appliers = {
                                 "catalog_sales": self._apply_catalog_sales,
                                 "catalog_returns": self._apply_catalog_returns,
@@ -18779,8 +18883,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -18793,8 +18899,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -19677,9 +19785,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -19906,9 +20015,8 @@ def _make_derived1():
                                 self.catalog_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.catalog_returns_root = (
-                                    {}
-                                )  # root catalog_returns: its tuples
+                                # root catalog_returns: its tuples
+                                self.catalog_returns_root = {}
                                 self._appliers = {
                                     "catalog_returns": self._apply_catalog_returns
                                 }
@@ -19934,8 +20042,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -19948,8 +20058,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -20256,9 +20368,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -20432,9 +20545,8 @@ def _make_derived1():
                             self.catalog_sales_rows = (
                                 {}
                             )  # input rows: row -> multiplicity
-                            self.catalog_sales_root = (
-                                {}
-                            )  # root catalog_sales: its tuples
+                            # root catalog_sales: its tuples
+                            self.catalog_sales_root = {}
                             self._appliers = {
                                 "catalog_sales": self._apply_catalog_sales,
                                 "catalog_returns": self._apply_catalog_returns,
@@ -20473,8 +20585,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -20487,8 +20601,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -20906,9 +21022,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -21178,19 +21295,16 @@ def _make_derived1():
                 ) -> None:
                     self.derived1__rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.date_dim_by_catalog_sales__cs_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_catalog_sales__cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.oj1_by_catalog_sales__cs_sold_date_sk = (
-                        {}
-                    )  # oj1 by the variables it shares with its parent
-                    self.oj1_count_by_catalog_sales__cs_sold_date_sk = (
-                        {}
-                    )  # oj1: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_catalog_sales__cs_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_catalog_sales__cs_sold_date_sk = {}
+                    # oj1 by the variables it shares with its parent
+                    self.oj1_by_catalog_sales__cs_sold_date_sk = {}
+                    # oj1: total multiplicity by what it shares with its sibling
+                    self.oj1_count_by_catalog_sales__cs_sold_date_sk = {}
                     self._appliers = {
                         "date_dim": self._apply_date_dim,
                         "catalog_sales": self._apply_catalog_sales,
@@ -21227,8 +21341,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -21241,8 +21357,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -22040,9 +22158,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -22079,7 +22198,7 @@ def _make_derived1():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -22409,19 +22528,18 @@ def _make_derived1():
             ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
                 self.derived2_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
-                    {}
-                )  # oj1 by the variables it shares with its parent
+                # root n0: its tuples
+                self.n0_root = {}
+                # oj1 by the variables it shares with its parent
+                self.oj1_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = {}
+                # oj1: total multiplicity by what it shares with its sibling
                 self.oj1_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
                     {}
-                )  # oj1: total multiplicity by what it shares with its sibling
-                self.cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
-                    {}
-                )  # cs by the variables it shares with its parent
-                self.cs_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = (
-                    {}
-                )  # cs: total multiplicity by what it shares with its sibling
+                )
+                # cs by the variables it shares with its parent
+                self.cs_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = {}
+                # cs: total multiplicity by what it shares with its sibling
+                self.cs_count_by_ss__ss_sold_year_ss__ss_item_sk_ss__ss_customer_sk = {}
                 self._appliers = {
                     "date_dim": self._apply_date_dim,
                     "store_sales": self._apply_store_sales,
@@ -22457,8 +22575,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -22471,8 +22591,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -23158,9 +23280,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -23505,9 +23628,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -23678,13 +23804,16 @@ def _make_derived1():
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
                                     self.store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
+                                    )
+                                    # store_returns: total multiplicity by what it shares with its sibling
                                     self.store_returns_count_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_returns: total multiplicity by what it shares with its sibling
+                                    )
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -23712,8 +23841,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -23729,8 +23860,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -24675,9 +24808,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -24911,9 +25045,8 @@ def _make_derived1():
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.store_returns_root = (
-                                            {}
-                                        )  # root store_returns: its tuples
+                                        # root store_returns: its tuples
+                                        self.store_returns_root = {}
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
@@ -24948,8 +25081,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -24971,8 +25106,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -25304,9 +25441,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -25469,9 +25607,8 @@ def _make_derived1():
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.store_sales_root = (
-                                        {}
-                                    )  # root store_sales: its tuples
+                                    # root store_sales: its tuples
+                                    self.store_sales_root = {}
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -25512,8 +25649,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -25529,8 +25668,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -25970,9 +26111,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -26235,19 +26377,16 @@ def _make_derived1():
                         ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.date_dim_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.oj1_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1 by the variables it shares with its parent
-                            self.oj1_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_store_sales__ss_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_store_sales__ss_sold_date_sk = {}
+                            # oj1 by the variables it shares with its parent
+                            self.oj1_by_store_sales__ss_sold_date_sk = {}
+                            # oj1: total multiplicity by what it shares with its sibling
+                            self.oj1_count_by_store_sales__ss_sold_date_sk = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "store_sales": self._apply_store_sales,
@@ -26288,8 +26427,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -26302,8 +26443,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -27151,9 +27294,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -27190,7 +27334,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -27347,9 +27491,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -27535,13 +27682,16 @@ def _make_derived1():
                                     self.web_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
                                     self.web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number = (
                                         {}
-                                    )  # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
+                                    )
+                                    # web_returns: total multiplicity by what it shares with its sibling
                                     self.web_returns_count_by_ws_item_sk_ws_order_number = (
                                         {}
-                                    )  # web_returns: total multiplicity by what it shares with its sibling
+                                    )
                                     self._appliers = {
                                         "web_sales": self._apply_web_sales,
                                         "web_returns": self._apply_web_returns,
@@ -27569,8 +27719,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -27586,8 +27738,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -28529,9 +28683,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -28769,9 +28924,8 @@ def _make_derived1():
                                         self.web_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.web_returns_root = (
-                                            {}
-                                        )  # root web_returns: its tuples
+                                        # root web_returns: its tuples
+                                        self.web_returns_root = {}
                                         self._appliers = {
                                             "web_returns": self._apply_web_returns
                                         }
@@ -28806,8 +28960,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -28829,8 +28985,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -29160,9 +29318,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -29337,9 +29496,8 @@ def _make_derived1():
                                     self.web_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.web_sales_root = (
-                                        {}
-                                    )  # root web_sales: its tuples
+                                    # root web_sales: its tuples
+                                    self.web_sales_root = {}
                                     self._appliers = {
                                         "web_sales": self._apply_web_sales,
                                         "web_returns": self._apply_web_returns,
@@ -29380,8 +29538,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -29397,8 +29557,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -29833,9 +29995,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -30113,19 +30276,16 @@ def _make_derived1():
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.date_dim_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.oj1_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # oj1 by the variables it shares with its parent
-                            self.oj1_count_by_web_sales__ws_sold_date_sk = (
-                                {}
-                            )  # oj1: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_web_sales__ws_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_web_sales__ws_sold_date_sk = {}
+                            # oj1 by the variables it shares with its parent
+                            self.oj1_by_web_sales__ws_sold_date_sk = {}
+                            # oj1: total multiplicity by what it shares with its sibling
+                            self.oj1_count_by_web_sales__ws_sold_date_sk = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "web_sales": self._apply_web_sales,
@@ -30166,8 +30326,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -30180,8 +30342,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -31010,9 +31174,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -31049,7 +31214,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -31308,19 +31473,16 @@ def _make_derived1():
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
                         self.derived2_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ss by the variables it shares with its parent
-                        self.ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ss: total multiplicity by what it shares with its sibling
-                        self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ws by the variables it shares with its parent
-                        self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = (
-                            {}
-                        )  # ws: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # ss by the variables it shares with its parent
+                        self.ss_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
+                        # ss: total multiplicity by what it shares with its sibling
+                        self.ss_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
+                        # ws by the variables it shares with its parent
+                        self.ws_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
+                        # ws: total multiplicity by what it shares with its sibling
+                        self.ws_count_by_ss_sold_year_ss_item_sk_ss_customer_sk = {}
                         self._appliers = {
                             "date_dim": self._apply_date_dim,
                             "store_sales": self._apply_store_sales,
@@ -31360,8 +31522,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -31374,8 +31538,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -31981,9 +32147,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -32221,9 +32388,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     def _exact(x):
                         """A finite number as an integer count of 2**-1074, which every double
@@ -32394,13 +32564,16 @@ def _make_derived1():
                                     self.store_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.n0_root = {}  # root n0: its tuples
+                                    # root n0: its tuples
+                                    self.n0_root = {}
+                                    # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
                                     self.store_sales_ss_sold_date_sk_ss_customer_sk_ss_quantity_ss_wholesale_cost_ss_sales_price_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_sales projected on ss_sold_date_sk, ss_customer_sk, ss_quantity, ss_wholesale_cost, ss_sales_price, by what it shares with its sibling
+                                    )
+                                    # store_returns: total multiplicity by what it shares with its sibling
                                     self.store_returns_count_by_ss_item_sk_ss_ticket_number = (
                                         {}
-                                    )  # store_returns: total multiplicity by what it shares with its sibling
+                                    )
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -32428,8 +32601,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -32445,8 +32620,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -33391,9 +33568,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -33627,9 +33805,8 @@ def _make_derived1():
                                         self.store_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.store_returns_root = (
-                                            {}
-                                        )  # root store_returns: its tuples
+                                        # root store_returns: its tuples
+                                        self.store_returns_root = {}
                                         self._appliers = {
                                             "store_returns": self._apply_store_returns
                                         }
@@ -33664,8 +33841,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -33687,8 +33866,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -34020,9 +34201,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -34185,9 +34367,8 @@ def _make_derived1():
                                     self.store_sales_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.store_sales_root = (
-                                        {}
-                                    )  # root store_sales: its tuples
+                                    # root store_sales: its tuples
+                                    self.store_sales_root = {}
                                     self._appliers = {
                                         "store_sales": self._apply_store_sales,
                                         "store_returns": self._apply_store_returns,
@@ -34228,8 +34409,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -34245,8 +34428,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -34686,9 +34871,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -34951,19 +35137,16 @@ def _make_derived1():
                         ) -> None:
                             self.derived1_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
-                            self.date_dim_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim by the variables it shares with its parent
-                            self.date_dim_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
-                            self.oj1_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1 by the variables it shares with its parent
-                            self.oj1_count_by_store_sales__ss_sold_date_sk = (
-                                {}
-                            )  # oj1: total multiplicity by what it shares with its sibling
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # date_dim by the variables it shares with its parent
+                            self.date_dim_by_store_sales__ss_sold_date_sk = {}
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_store_sales__ss_sold_date_sk = {}
+                            # oj1 by the variables it shares with its parent
+                            self.oj1_by_store_sales__ss_sold_date_sk = {}
+                            # oj1: total multiplicity by what it shares with its sibling
+                            self.oj1_count_by_store_sales__ss_sold_date_sk = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "store_sales": self._apply_store_sales,
@@ -35004,8 +35187,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -35018,8 +35203,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -35867,9 +36054,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -35906,7 +36094,7 @@ def _make_derived1():
                                         else self._group_row(*group, entry[0], entry)
                                     )
                                     old = reported.get(group)
-                                    if not _same(old, new):
+                                    if old != new and not _same(old, new):
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -36126,9 +36314,12 @@ def _make_derived1():
                             aggregate's 0/0) as in SQL."""
                             if a is None or b is None:
                                 return a is b
-                            return len(a) == len(b) and all(
-                                x == y or (x != x and y != y) for x, y in zip(a, b)
-                            )
+                            if len(a) != len(b):
+                                return False
+                            for x, y in zip(a, b):
+                                if x != y and (x == x or y == y):
+                                    return False
+                            return True
 
                         def _exact(x):
                             """A finite number as an integer count of 2**-1074, which every double
@@ -36316,13 +36507,16 @@ def _make_derived1():
                                         self.web_returns_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.n0_root = {}  # root n0: its tuples
+                                        # root n0: its tuples
+                                        self.n0_root = {}
+                                        # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
                                         self.web_sales_ws_sold_date_sk_ws_bill_customer_sk_ws_quantity_ws_wholesale_cost_ws_sales_price_by_ws_item_sk_ws_order_number = (
                                             {}
-                                        )  # web_sales projected on ws_sold_date_sk, ws_bill_customer_sk, ws_quantity, ws_wholesale_cost, ws_sales_price, by what it shares with its sibling
+                                        )
+                                        # web_returns: total multiplicity by what it shares with its sibling
                                         self.web_returns_count_by_ws_item_sk_ws_order_number = (
                                             {}
-                                        )  # web_returns: total multiplicity by what it shares with its sibling
+                                        )
                                         self._appliers = {
                                             "web_sales": self._apply_web_sales,
                                             "web_returns": self._apply_web_returns,
@@ -36359,8 +36553,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -36382,8 +36578,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -37342,9 +37540,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -37584,9 +37783,8 @@ def _make_derived1():
                                             self.web_returns_rows = (
                                                 {}
                                             )  # input rows: row -> multiplicity
-                                            self.web_returns_root = (
-                                                {}
-                                            )  # root web_returns: its tuples
+                                            # root web_returns: its tuples
+                                            self.web_returns_root = {}
                                             self._appliers = {
                                                 "web_returns": self._apply_web_returns
                                             }
@@ -37621,8 +37819,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def delete(
                                             self, relation: str, row: Sequence
@@ -37644,8 +37844,10 @@ def _make_derived1():
                                             except BaseException:
                                                 self._rejected()
                                                 raise
-                                            if self._pending is not None:
+                                            if self._pending:
                                                 self._flush()
+                                            elif self._pending is not None:
+                                                self._changes = []  # nothing changed
 
                                         def update(
                                             self,
@@ -38009,9 +38211,10 @@ def _make_derived1():
                                             finally:
                                                 pending.clear()
                                             self._changes = changes
-                                            if self._on_delta is not None:
+                                            on_delta = self._on_delta
+                                            if on_delta is not None:
                                                 for row, change in changes:
-                                                    self._on_delta(row, change)
+                                                    on_delta(row, change)
 
                                         def _changes_of(self, pending):
                                             """The row changes of one call's merged deltas."""
@@ -38192,9 +38395,8 @@ def _make_derived1():
                                         self.web_sales_rows = (
                                             {}
                                         )  # input rows: row -> multiplicity
-                                        self.web_sales_root = (
-                                            {}
-                                        )  # root web_sales: its tuples
+                                        # root web_sales: its tuples
+                                        self.web_sales_root = {}
                                         self._appliers = {
                                             "web_sales": self._apply_web_sales,
                                             "web_returns": self._apply_web_returns,
@@ -38246,8 +38448,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def delete(
                                         self, relation: str, row: Sequence
@@ -38269,8 +38473,10 @@ def _make_derived1():
                                         except BaseException:
                                             self._rejected()
                                             raise
-                                        if self._pending is not None:
+                                        if self._pending:
                                             self._flush()
+                                        elif self._pending is not None:
+                                            self._changes = []  # nothing changed
 
                                     def update(
                                         self,
@@ -38715,9 +38921,10 @@ def _make_derived1():
                                         finally:
                                             pending.clear()
                                         self._changes = changes
-                                        if self._on_delta is not None:
+                                        on_delta = self._on_delta
+                                        if on_delta is not None:
                                             for row, change in changes:
-                                                self._on_delta(row, change)
+                                                on_delta(row, change)
 
                                     def _changes_of(self, pending):
                                         """The row changes of one call's merged deltas."""
@@ -39005,19 +39212,16 @@ def _make_derived1():
                                 self.date_dim_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
-                                self.date_dim_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # date_dim by the variables it shares with its parent
-                                self.date_dim_count_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # date_dim: total multiplicity by what it shares with its sibling
-                                self.oj1_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # oj1 by the variables it shares with its parent
-                                self.oj1_count_by_web_sales__ws_sold_date_sk = (
-                                    {}
-                                )  # oj1: total multiplicity by what it shares with its sibling
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # date_dim by the variables it shares with its parent
+                                self.date_dim_by_web_sales__ws_sold_date_sk = {}
+                                # date_dim: total multiplicity by what it shares with its sibling
+                                self.date_dim_count_by_web_sales__ws_sold_date_sk = {}
+                                # oj1 by the variables it shares with its parent
+                                self.oj1_by_web_sales__ws_sold_date_sk = {}
+                                # oj1: total multiplicity by what it shares with its sibling
+                                self.oj1_count_by_web_sales__ws_sold_date_sk = {}
                                 self._appliers = {
                                     "date_dim": self._apply_date_dim,
                                     "web_sales": self._apply_web_sales,
@@ -39058,8 +39262,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -39072,8 +39278,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -39958,9 +40166,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -39999,7 +40208,7 @@ def _make_derived1():
                                             )
                                         )
                                         old = reported.get(group)
-                                        if not _same(old, new):
+                                        if old != new and not _same(old, new):
                                             if old is not None:
                                                 changes.append((old, -1))
                                             if new is not None:
@@ -40206,7 +40415,8 @@ def _make_derived1():
                             push: bool = False,
                         ) -> None:
                             self.derived1__rows = {}  # input rows: row -> multiplicity
-                            self.ws_root = {}  # root ws: its tuples
+                            # root ws: its tuples
+                            self.ws_root = {}
                             self._appliers = {
                                 "date_dim": self._apply_date_dim,
                                 "web_sales": self._apply_web_sales,
@@ -40240,8 +40450,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -40254,8 +40466,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -40511,9 +40725,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -40761,7 +40976,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.derived1_rows = {}  # input rows: row -> multiplicity
-                        self.ss_root = {}  # root ss: its tuples
+                        # root ss: its tuples
+                        self.ss_root = {}
                         self._appliers = {
                             "date_dim": self._apply_date_dim,
                             "store_sales": self._apply_store_sales,
@@ -40807,8 +41023,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -40821,8 +41039,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -41264,9 +41484,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -41556,9 +41777,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 def _exact(x):
                     """A finite number as an integer count of 2**-1074, which every double
@@ -41745,13 +41969,16 @@ def _make_derived1():
                                 self.catalog_returns_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.n0_root = {}  # root n0: its tuples
+                                # root n0: its tuples
+                                self.n0_root = {}
+                                # catalog_sales projected on cs_sold_date_sk, cs_bill_customer_sk, cs_quantity, cs_wholesale_cost, cs_sales_price, by what it shares with its sibling
                                 self.catalog_sales_cs_sold_date_sk_cs_bill_customer_sk_cs_quantity_cs_wholesale_cost_cs_sales_price_by_cs_item_sk_cs_order_number = (
                                     {}
-                                )  # catalog_sales projected on cs_sold_date_sk, cs_bill_customer_sk, cs_quantity, cs_wholesale_cost, cs_sales_price, by what it shares with its sibling
+                                )
+                                # catalog_returns: total multiplicity by what it shares with its sibling
                                 self.catalog_returns_count_by_cs_item_sk_cs_order_number = (
                                     {}
-                                )  # catalog_returns: total multiplicity by what it shares with its sibling
+                                )
                                 self._appliers = {
                                     "catalog_sales": self._apply_catalog_sales,
                                     "catalog_returns": self._apply_catalog_returns,
@@ -41779,8 +42006,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -41793,8 +42022,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -42710,9 +42941,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -42951,9 +43183,8 @@ def _make_derived1():
                                     self.catalog_returns_rows = (
                                         {}
                                     )  # input rows: row -> multiplicity
-                                    self.catalog_returns_root = (
-                                        {}
-                                    )  # root catalog_returns: its tuples
+                                    # root catalog_returns: its tuples
+                                    self.catalog_returns_root = {}
                                     self._appliers = {
                                         "catalog_returns": self._apply_catalog_returns
                                     }
@@ -42979,8 +43210,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def delete(self, relation: str, row: Sequence) -> None:
                                     """Delete one occurrence of `row` from `relation`."""
@@ -42996,8 +43229,10 @@ def _make_derived1():
                                     except BaseException:
                                         self._rejected()
                                         raise
-                                    if self._pending is not None:
+                                    if self._pending:
                                         self._flush()
+                                    elif self._pending is not None:
+                                        self._changes = []  # nothing changed
 
                                 def update(
                                     self,
@@ -43314,9 +43549,10 @@ def _make_derived1():
                                     finally:
                                         pending.clear()
                                     self._changes = changes
-                                    if self._on_delta is not None:
+                                    on_delta = self._on_delta
+                                    if on_delta is not None:
                                         for row, change in changes:
-                                            self._on_delta(row, change)
+                                            on_delta(row, change)
 
                                 def _changes_of(self, pending):
                                     """The row changes of one call's merged deltas."""
@@ -43495,9 +43731,8 @@ def _make_derived1():
                                 self.catalog_sales_rows = (
                                     {}
                                 )  # input rows: row -> multiplicity
-                                self.catalog_sales_root = (
-                                    {}
-                                )  # root catalog_sales: its tuples
+                                # root catalog_sales: its tuples
+                                self.catalog_sales_root = {}
                                 self._appliers = {
                                     "catalog_sales": self._apply_catalog_sales,
                                     "catalog_returns": self._apply_catalog_returns,
@@ -43536,8 +43771,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def delete(self, relation: str, row: Sequence) -> None:
                                 """Delete one occurrence of `row` from `relation`."""
@@ -43550,8 +43787,10 @@ def _make_derived1():
                                 except BaseException:
                                     self._rejected()
                                     raise
-                                if self._pending is not None:
+                                if self._pending:
                                     self._flush()
+                                elif self._pending is not None:
+                                    self._changes = []  # nothing changed
 
                             def update(
                                 self,
@@ -43983,9 +44222,10 @@ def _make_derived1():
                                 finally:
                                     pending.clear()
                                 self._changes = changes
-                                if self._on_delta is not None:
+                                on_delta = self._on_delta
+                                if on_delta is not None:
                                     for row, change in changes:
-                                        self._on_delta(row, change)
+                                        on_delta(row, change)
 
                             def _changes_of(self, pending):
                                 """The row changes of one call's merged deltas."""
@@ -44266,19 +44506,16 @@ def _make_derived1():
                     ) -> None:
                         self.derived1__rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
-                        self.date_dim_by_catalog_sales__cs_sold_date_sk = (
-                            {}
-                        )  # date_dim by the variables it shares with its parent
-                        self.date_dim_count_by_catalog_sales__cs_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
-                        self.oj1_by_catalog_sales__cs_sold_date_sk = (
-                            {}
-                        )  # oj1 by the variables it shares with its parent
-                        self.oj1_count_by_catalog_sales__cs_sold_date_sk = (
-                            {}
-                        )  # oj1: total multiplicity by what it shares with its sibling
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # date_dim by the variables it shares with its parent
+                        self.date_dim_by_catalog_sales__cs_sold_date_sk = {}
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_catalog_sales__cs_sold_date_sk = {}
+                        # oj1 by the variables it shares with its parent
+                        self.oj1_by_catalog_sales__cs_sold_date_sk = {}
+                        # oj1: total multiplicity by what it shares with its sibling
+                        self.oj1_count_by_catalog_sales__cs_sold_date_sk = {}
                         self._appliers = {
                             "date_dim": self._apply_date_dim,
                             "catalog_sales": self._apply_catalog_sales,
@@ -44319,8 +44556,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -44333,8 +44572,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -45148,9 +45389,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -45187,7 +45429,7 @@ def _make_derived1():
                                     else self._group_row(*group, entry[0], entry)
                                 )
                                 old = reported.get(group)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -45391,7 +45633,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1__rows = {}  # input rows: row -> multiplicity
-                    self.cs_root = {}  # root cs: its tuples
+                    # root cs: its tuples
+                    self.cs_root = {}
                     self._appliers = {
                         "date_dim": self._apply_date_dim,
                         "catalog_sales": self._apply_catalog_sales,
@@ -45423,8 +45666,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -45437,8 +45682,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -45667,9 +45914,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -45986,7 +46234,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
-                self.oj1_root = {}  # root oj1: its tuples
+                # root oj1: its tuples
+                self.oj1_root = {}
                 self._appliers = {
                     "date_dim": self._apply_date_dim,
                     "store_sales": self._apply_store_sales,
@@ -46026,8 +46275,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -46040,8 +46291,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -46513,9 +46766,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -46912,7 +47166,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.oj2_root = {}  # root oj2: its tuples
+        # root oj2: its tuples
+        self.oj2_root = {}
         self._appliers = {
             "date_dim": self._apply_date_dim,
             "store_sales": self._apply_store_sales,
@@ -46946,8 +47201,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -46960,8 +47217,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -47315,9 +47574,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

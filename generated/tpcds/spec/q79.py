@@ -225,9 +225,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -349,29 +352,28 @@ def _make_derived1():
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_ss_store_sk = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_ss_store_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_ss_store_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_ss_store_sk = {}
+            # n3 projected on ss_customer_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
             self.n3_ss_customer_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_hdemo_sk = (
                 {}
-            )  # n3 projected on ss_customer_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
+            )
+            # store_sales projected on ss_customer_sk, ss_hdemo_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
             self.store_sales_ss_customer_sk_ss_hdemo_sk_ss_addr_sk_ss_store_sk_ss_ticket_number_by_ss_sold_date_sk = (
                 {}
-            )  # store_sales projected on ss_customer_sk, ss_hdemo_sk, ss_addr_sk, ss_store_sk, ss_ticket_number, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
-            self.store_2_by_ss_store_sk = (
-                {}
-            )  # store_2 by the variables it shares with its parent
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
+            # store_2 by the variables it shares with its parent
+            self.store_2_by_ss_store_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "date_dim": self._apply_date_dim,
@@ -404,8 +406,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -418,8 +422,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2651,9 +2657,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2688,7 +2695,7 @@ def _make_derived1():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2920,17 +2927,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.customer_by_ss_customer_sk = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_count_by_ss_customer_sk = (
-            {}
-        )  # customer: total multiplicity by what it shares with its sibling
-        self.ms_by_ss_customer_sk = {}  # ms by the variables it shares with its parent
-        self.ms_count_by_ss_customer_sk = (
-            {}
-        )  # ms: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # customer by the variables it shares with its parent
+        self.customer_by_ss_customer_sk = {}
+        # customer: total multiplicity by what it shares with its sibling
+        self.customer_count_by_ss_customer_sk = {}
+        # ms by the variables it shares with its parent
+        self.ms_by_ss_customer_sk = {}
+        # ms: total multiplicity by what it shares with its sibling
+        self.ms_count_by_ss_customer_sk = {}
         self._appliers = {
             "customer": self._apply_customer,
             "store_sales": self._apply_store_sales,
@@ -2968,8 +2974,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2982,8 +2990,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3448,9 +3458,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -249,9 +249,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -353,25 +356,22 @@ def _make_derived1():
             self.catalog_returns_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
             self.customer_address_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_cr_returning_addr_sk = (
-                {}
-            )  # n1 by the variables it shares with its parent
-            self.n1_count_by_cr_returning_addr_sk = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_cr_returning_addr_sk = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_cr_returning_addr_sk = {}
+            # catalog_returns projected on cr_returning_customer_sk, cr_returning_addr_sk, by what it shares with its sibling
             self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk = (
                 {}
-            )  # catalog_returns projected on cr_returning_customer_sk, cr_returning_addr_sk, by what it shares with its sibling
-            self.date_dim_count_by_cr_returned_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
-            self.customer_address_by_cr_returning_addr_sk = (
-                {}
-            )  # customer_address by the variables it shares with its parent
-            self.customer_address_count_by_cr_returning_addr_sk = (
-                {}
-            )  # customer_address: total multiplicity by what it shares with its sibling
+            )
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_cr_returned_date_sk = {}
+            # customer_address by the variables it shares with its parent
+            self.customer_address_by_cr_returning_addr_sk = {}
+            # customer_address: total multiplicity by what it shares with its sibling
+            self.customer_address_count_by_cr_returning_addr_sk = {}
             self._appliers = {
                 "catalog_returns": self._apply_catalog_returns,
                 "date_dim": self._apply_date_dim,
@@ -402,8 +402,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -416,8 +418,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1450,9 +1454,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1485,7 +1490,7 @@ def _make_derived1():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1614,9 +1619,12 @@ def _make_scalar_2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -1675,9 +1683,12 @@ def _make_scalar_2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1781,25 +1792,22 @@ def _make_scalar_2():
                 self.catalog_returns_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.customer_address_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_cr_returning_addr_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_cr_returning_addr_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_cr_returning_addr_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_cr_returning_addr_sk = {}
+                # catalog_returns projected on cr_returning_customer_sk, cr_returning_addr_sk, by what it shares with its sibling
                 self.catalog_returns_cr_returning_customer_sk_cr_returning_addr_sk_by_cr_returned_date_sk = (
                     {}
-                )  # catalog_returns projected on cr_returning_customer_sk, cr_returning_addr_sk, by what it shares with its sibling
-                self.date_dim_count_by_cr_returned_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.customer_address_by_cr_returning_addr_sk = (
-                    {}
-                )  # customer_address by the variables it shares with its parent
-                self.customer_address_count_by_cr_returning_addr_sk = (
-                    {}
-                )  # customer_address: total multiplicity by what it shares with its sibling
+                )
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_cr_returned_date_sk = {}
+                # customer_address by the variables it shares with its parent
+                self.customer_address_by_cr_returning_addr_sk = {}
+                # customer_address: total multiplicity by what it shares with its sibling
+                self.customer_address_count_by_cr_returning_addr_sk = {}
                 self._appliers = {
                     "catalog_returns": self._apply_catalog_returns,
                     "date_dim": self._apply_date_dim,
@@ -1830,8 +1838,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1844,8 +1854,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3000,9 +3012,10 @@ def _make_scalar_2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3035,7 +3048,7 @@ def _make_scalar_2():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3221,7 +3234,8 @@ def _make_scalar_2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.ctr2_root = {}  # root ctr2: its tuples
+            # root ctr2: its tuples
+            self.ctr2_root = {}
             self._appliers = {
                 "catalog_returns": self._apply_catalog_returns,
                 "date_dim": self._apply_date_dim,
@@ -3250,8 +3264,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3264,8 +3280,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3476,9 +3494,10 @@ def _make_scalar_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3487,11 +3506,12 @@ def _make_scalar_2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3689,29 +3709,24 @@ class View:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.customer_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_ca_address_sk = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_ca_address_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.customer_by_ctr_customer_sk_ca_address_sk = (
-            {}
-        )  # customer by the variables it shares with its parent
-        self.customer_ca_address_sk_by_ctr_customer_sk = (
-            {}
-        )  # customer projected on ca_address_sk, by what it shares with its sibling
-        self.ctr1_by_ctr_customer_sk = (
-            {}
-        )  # ctr1 by the variables it shares with its parent
-        self.ctr1_count_by_ctr_customer_sk = (
-            {}
-        )  # ctr1: total multiplicity by what it shares with its sibling
-        self.customer_address_by_ca_address_sk = (
-            {}
-        )  # customer_address by the variables it shares with its parent
-        self.customer_address_count_by_ca_address_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_ca_address_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ca_address_sk = {}
+        # customer by the variables it shares with its parent
+        self.customer_by_ctr_customer_sk_ca_address_sk = {}
+        # customer projected on ca_address_sk, by what it shares with its sibling
+        self.customer_ca_address_sk_by_ctr_customer_sk = {}
+        # ctr1 by the variables it shares with its parent
+        self.ctr1_by_ctr_customer_sk = {}
+        # ctr1: total multiplicity by what it shares with its sibling
+        self.ctr1_count_by_ctr_customer_sk = {}
+        # customer_address by the variables it shares with its parent
+        self.customer_address_by_ca_address_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_ca_address_sk = {}
         self._appliers = {
             "customer_address": self._apply_customer_address,
             "customer": self._apply_customer,
@@ -3756,8 +3771,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3770,8 +3787,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5057,9 +5076,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

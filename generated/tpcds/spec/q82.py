@@ -136,7 +136,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -247,25 +252,20 @@ class View:
         self.inventory_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.store_sales_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk = (
-            {}
-        )  # item projected on i_item_id, i_item_desc, i_current_price, by what it shares with its sibling
-        self.n3_count_by_i_item_sk = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_count_by_i_item_sk = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.inventory_i_item_sk_by_inv_date_sk = (
-            {}
-        )  # inventory projected on i_item_sk, by what it shares with its sibling
-        self.date_dim_count_by_inv_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.store_sales_count_by_i_item_sk = (
-            {}
-        )  # store_sales: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # item projected on i_item_id, i_item_desc, i_current_price, by what it shares with its sibling
+        self.item_i_item_id_i_item_desc_i_current_price_by_i_item_sk = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_i_item_sk = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_i_item_sk = {}
+        # inventory projected on i_item_sk, by what it shares with its sibling
+        self.inventory_i_item_sk_by_inv_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_inv_date_sk = {}
+        # store_sales: total multiplicity by what it shares with its sibling
+        self.store_sales_count_by_i_item_sk = {}
         self._appliers = {
             "item": self._apply_item,
             "inventory": self._apply_inventory,
@@ -296,8 +296,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -310,8 +312,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1305,9 +1309,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -1323,11 +1328,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -264,9 +264,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_in_1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -388,7 +391,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.date_dim_root = {}  # root date_dim: its tuples
+                    # root date_dim: its tuples
+                    self.date_dim_root = {}
                     self._appliers = {"date_dim": self._apply_date_dim}
                     self._batchers = {  # update() of several rows: summed per key first
                         "date_dim": self._batch_date_dim
@@ -408,8 +412,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -422,8 +428,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -665,9 +673,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -796,13 +805,12 @@ def _make_derived1():
             ) -> None:
                 self.in_1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.date_dim_d_date_by_d_week_seq = (
-                    {}
-                )  # date_dim projected on d_date, by what it shares with its sibling
-                self.in1_count_by_d_week_seq = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # date_dim projected on d_date, by what it shares with its sibling
+                self.date_dim_d_date_by_d_week_seq = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_d_week_seq = {}
                 self._appliers = {"date_dim": self._apply_date_dim}
                 self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
@@ -826,8 +834,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -840,8 +850,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1079,9 +1091,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1267,25 +1280,20 @@ def _make_derived1():
             self.store_returns_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.item_i_item_id_by_sr_item_sk = (
-                {}
-            )  # item projected on i_item_id, by what it shares with its sibling
-            self.n3_count_by_sr_item_sk = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.store_returns_sr_item_sk_by_sr_returned_date_sk = (
-                {}
-            )  # store_returns projected on sr_item_sk, by what it shares with its sibling
-            self.n5_count_by_sr_returned_date_sk = (
-                {}
-            )  # n5: total multiplicity by what it shares with its sibling
-            self.date_dim_sr_returned_date_sk_by_d_date = (
-                {}
-            )  # date_dim projected on sr_returned_date_sk, by what it shares with its sibling
-            self.in1_count_by_d_date = (
-                {}
-            )  # in1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # item projected on i_item_id, by what it shares with its sibling
+            self.item_i_item_id_by_sr_item_sk = {}
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_sr_item_sk = {}
+            # store_returns projected on sr_item_sk, by what it shares with its sibling
+            self.store_returns_sr_item_sk_by_sr_returned_date_sk = {}
+            # n5: total multiplicity by what it shares with its sibling
+            self.n5_count_by_sr_returned_date_sk = {}
+            # date_dim projected on sr_returned_date_sk, by what it shares with its sibling
+            self.date_dim_sr_returned_date_sk_by_d_date = {}
+            # in1: total multiplicity by what it shares with its sibling
+            self.in1_count_by_d_date = {}
             self._appliers = {
                 "store_returns": self._apply_store_returns,
                 "item": self._apply_item,
@@ -1317,8 +1325,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1331,8 +1341,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2081,9 +2093,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2092,11 +2105,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2248,9 +2262,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_in_1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -2372,7 +2389,8 @@ def _make_derived2():
                     push: bool = False,
                 ) -> None:
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.date_dim_root = {}  # root date_dim: its tuples
+                    # root date_dim: its tuples
+                    self.date_dim_root = {}
                     self._appliers = {"date_dim": self._apply_date_dim}
                     self._batchers = {  # update() of several rows: summed per key first
                         "date_dim": self._batch_date_dim
@@ -2392,8 +2410,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2406,8 +2426,10 @@ def _make_derived2():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2649,9 +2671,10 @@ def _make_derived2():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -2780,13 +2803,12 @@ def _make_derived2():
             ) -> None:
                 self.in_1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.date_dim_d_date_by_d_week_seq = (
-                    {}
-                )  # date_dim projected on d_date, by what it shares with its sibling
-                self.in1_count_by_d_week_seq = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # date_dim projected on d_date, by what it shares with its sibling
+                self.date_dim_d_date_by_d_week_seq = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_d_week_seq = {}
                 self._appliers = {"date_dim": self._apply_date_dim}
                 self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
@@ -2810,8 +2832,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -2824,8 +2848,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3063,9 +3089,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3258,25 +3285,20 @@ def _make_derived2():
             self.catalog_returns_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.item_i_item_id_by_cr_item_sk = (
-                {}
-            )  # item projected on i_item_id, by what it shares with its sibling
-            self.n3_count_by_cr_item_sk = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.catalog_returns_cr_item_sk_by_cr_returned_date_sk = (
-                {}
-            )  # catalog_returns projected on cr_item_sk, by what it shares with its sibling
-            self.n5_count_by_cr_returned_date_sk = (
-                {}
-            )  # n5: total multiplicity by what it shares with its sibling
-            self.date_dim_cr_returned_date_sk_by_d_date = (
-                {}
-            )  # date_dim projected on cr_returned_date_sk, by what it shares with its sibling
-            self.in1_count_by_d_date = (
-                {}
-            )  # in1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # item projected on i_item_id, by what it shares with its sibling
+            self.item_i_item_id_by_cr_item_sk = {}
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_cr_item_sk = {}
+            # catalog_returns projected on cr_item_sk, by what it shares with its sibling
+            self.catalog_returns_cr_item_sk_by_cr_returned_date_sk = {}
+            # n5: total multiplicity by what it shares with its sibling
+            self.n5_count_by_cr_returned_date_sk = {}
+            # date_dim projected on cr_returned_date_sk, by what it shares with its sibling
+            self.date_dim_cr_returned_date_sk_by_d_date = {}
+            # in1: total multiplicity by what it shares with its sibling
+            self.in1_count_by_d_date = {}
             self._appliers = {
                 "catalog_returns": self._apply_catalog_returns,
                 "item": self._apply_item,
@@ -3308,8 +3330,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3322,8 +3346,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -4072,9 +4098,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -4083,11 +4110,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -4239,9 +4267,12 @@ def _make_derived3():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_in_1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -4363,7 +4394,8 @@ def _make_derived3():
                     push: bool = False,
                 ) -> None:
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.date_dim_root = {}  # root date_dim: its tuples
+                    # root date_dim: its tuples
+                    self.date_dim_root = {}
                     self._appliers = {"date_dim": self._apply_date_dim}
                     self._batchers = {  # update() of several rows: summed per key first
                         "date_dim": self._batch_date_dim
@@ -4383,8 +4415,10 @@ def _make_derived3():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -4397,8 +4431,10 @@ def _make_derived3():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -4640,9 +4676,10 @@ def _make_derived3():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -4771,13 +4808,12 @@ def _make_derived3():
             ) -> None:
                 self.in_1_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.date_dim_d_date_by_d_week_seq = (
-                    {}
-                )  # date_dim projected on d_date, by what it shares with its sibling
-                self.in1_count_by_d_week_seq = (
-                    {}
-                )  # in1: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # date_dim projected on d_date, by what it shares with its sibling
+                self.date_dim_d_date_by_d_week_seq = {}
+                # in1: total multiplicity by what it shares with its sibling
+                self.in1_count_by_d_week_seq = {}
                 self._appliers = {"date_dim": self._apply_date_dim}
                 self._batchers = {}  # update() of several rows: summed per key first
                 self.sub_in_1 = _in_1_view(push=True)  # a subquery's inner view
@@ -4801,8 +4837,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -4815,8 +4853,10 @@ def _make_derived3():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -5054,9 +5094,10 @@ def _make_derived3():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -5246,25 +5287,20 @@ def _make_derived3():
             self.web_returns_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.item_i_item_id_by_wr_item_sk = (
-                {}
-            )  # item projected on i_item_id, by what it shares with its sibling
-            self.n3_count_by_wr_item_sk = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.web_returns_wr_item_sk_by_wr_returned_date_sk = (
-                {}
-            )  # web_returns projected on wr_item_sk, by what it shares with its sibling
-            self.n5_count_by_wr_returned_date_sk = (
-                {}
-            )  # n5: total multiplicity by what it shares with its sibling
-            self.date_dim_wr_returned_date_sk_by_d_date = (
-                {}
-            )  # date_dim projected on wr_returned_date_sk, by what it shares with its sibling
-            self.in1_count_by_d_date = (
-                {}
-            )  # in1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # item projected on i_item_id, by what it shares with its sibling
+            self.item_i_item_id_by_wr_item_sk = {}
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_wr_item_sk = {}
+            # web_returns projected on wr_item_sk, by what it shares with its sibling
+            self.web_returns_wr_item_sk_by_wr_returned_date_sk = {}
+            # n5: total multiplicity by what it shares with its sibling
+            self.n5_count_by_wr_returned_date_sk = {}
+            # date_dim projected on wr_returned_date_sk, by what it shares with its sibling
+            self.date_dim_wr_returned_date_sk_by_d_date = {}
+            # in1: total multiplicity by what it shares with its sibling
+            self.in1_count_by_d_date = {}
             self._appliers = {
                 "web_returns": self._apply_web_returns,
                 "item": self._apply_item,
@@ -5296,8 +5332,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -5310,8 +5348,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6060,9 +6100,10 @@ def _make_derived3():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6071,11 +6112,12 @@ def _make_derived3():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -6325,26 +6367,22 @@ class View:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.derived3_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.sr_items = {}  # sr_items: its tuples
-        self.sr_items_sr_item_qty_by_item_id = (
-            {}
-        )  # sr_items projected on sr_item_qty, by what it shares with its sibling
-        self.n2_count_by_item_id = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.cr_items_by_item_id = (
-            {}
-        )  # cr_items by the variables it shares with its parent
-        self.cr_items_count_by_item_id = (
-            {}
-        )  # cr_items: total multiplicity by what it shares with its sibling
-        self.wr_items_by_item_id = (
-            {}
-        )  # wr_items by the variables it shares with its parent
-        self.wr_items_count_by_item_id = (
-            {}
-        )  # wr_items: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # sr_items: its tuples
+        self.sr_items = {}
+        # sr_items projected on sr_item_qty, by what it shares with its sibling
+        self.sr_items_sr_item_qty_by_item_id = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_item_id = {}
+        # cr_items by the variables it shares with its parent
+        self.cr_items_by_item_id = {}
+        # cr_items: total multiplicity by what it shares with its sibling
+        self.cr_items_count_by_item_id = {}
+        # wr_items by the variables it shares with its parent
+        self.wr_items_by_item_id = {}
+        # wr_items: total multiplicity by what it shares with its sibling
+        self.wr_items_count_by_item_id = {}
         self._appliers = {
             "store_returns": self._apply_store_returns,
             "item": self._apply_item,
@@ -6384,8 +6422,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -6398,8 +6438,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -7810,9 +7852,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

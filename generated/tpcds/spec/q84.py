@@ -279,37 +279,32 @@ class View:
         self.household_demographics_rows = {}  # input rows: row -> multiplicity
         self.income_band_rows = {}  # input rows: row -> multiplicity
         self.store_returns_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk = (
-            {}
-        )  # n2 projected on c_customer_id, c_first_name, c_last_name, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2 projected on c_customer_id, c_first_name, c_last_name, by what it shares with its sibling
+        self.n2_c_customer_id_c_first_name_c_last_name_by_c_current_addr_sk = {}
+        # n3 projected on c_customer_id, c_current_addr_sk, c_first_name, c_last_name, by what it shares with its sibling
         self.n3_c_customer_id_c_current_addr_sk_c_first_name_c_last_name_by_c_current_cdemo_sk = (
             {}
-        )  # n3 projected on c_customer_id, c_current_addr_sk, c_first_name, c_last_name, by what it shares with its sibling
+        )
+        # customer projected on c_customer_id, c_current_cdemo_sk, c_current_addr_sk, c_first_name, c_last_name, by what it shares with its sibling
         self.customer_c_customer_id_c_current_cdemo_sk_c_current_addr_sk_c_first_name_c_last_name_by_c_current_hdemo_sk = (
             {}
-        )  # customer projected on c_customer_id, c_current_cdemo_sk, c_current_addr_sk, c_first_name, c_last_name, by what it shares with its sibling
-        self.n5_count_by_c_current_hdemo_sk = (
-            {}
-        )  # n5: total multiplicity by what it shares with its sibling
-        self.household_demographics_c_current_hdemo_sk_by_hd_income_band_sk = (
-            {}
-        )  # household_demographics projected on c_current_hdemo_sk, by what it shares with its sibling
-        self.income_band_count_by_hd_income_band_sk = (
-            {}
-        )  # income_band: total multiplicity by what it shares with its sibling
-        self.n8_count_by_c_current_cdemo_sk = (
-            {}
-        )  # n8: total multiplicity by what it shares with its sibling
-        self.store_returns_count_by_c_current_cdemo_sk = (
-            {}
-        )  # store_returns: total multiplicity by what it shares with its sibling
-        self.customer_demographics_count_by_c_current_cdemo_sk = (
-            {}
-        )  # customer_demographics: total multiplicity by what it shares with its sibling
-        self.customer_address_count_by_c_current_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
+        )
+        # n5: total multiplicity by what it shares with its sibling
+        self.n5_count_by_c_current_hdemo_sk = {}
+        # household_demographics projected on c_current_hdemo_sk, by what it shares with its sibling
+        self.household_demographics_c_current_hdemo_sk_by_hd_income_band_sk = {}
+        # income_band: total multiplicity by what it shares with its sibling
+        self.income_band_count_by_hd_income_band_sk = {}
+        # n8: total multiplicity by what it shares with its sibling
+        self.n8_count_by_c_current_cdemo_sk = {}
+        # store_returns: total multiplicity by what it shares with its sibling
+        self.store_returns_count_by_c_current_cdemo_sk = {}
+        # customer_demographics: total multiplicity by what it shares with its sibling
+        self.customer_demographics_count_by_c_current_cdemo_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_c_current_addr_sk = {}
         self._appliers = {
             "customer": self._apply_customer,
             "customer_address": self._apply_customer_address,
@@ -343,8 +338,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -357,8 +354,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3122,9 +3121,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -232,7 +232,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -401,77 +406,66 @@ class View:
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.reason_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_ws_item_sk_ws_order_number = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_ws_item_sk_ws_order_number = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk = (
-            {}
-        )  # n2 by the variables it shares with its parent
-        self.n2_ws_item_sk_ws_order_number_by_wr_reason_sk = (
-            {}
-        )  # n2 projected on ws_item_sk, ws_order_number, by what it shares with its sibling
-        self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk = (
-            {}
-        )  # n3 by the variables it shares with its parent
-        self.n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk = (
-            {}
-        )  # n3 projected on ws_item_sk, ws_order_number, wr_reason_sk, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_ws_item_sk_ws_order_number = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ws_item_sk_ws_order_number = {}
+        # n2 by the variables it shares with its parent
+        self.n2_by_ws_item_sk_ws_order_number_wr_reason_sk = {}
+        # n2 projected on ws_item_sk, ws_order_number, by what it shares with its sibling
+        self.n2_ws_item_sk_ws_order_number_by_wr_reason_sk = {}
+        # n3 by the variables it shares with its parent
+        self.n3_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk = {}
+        # n3 projected on ws_item_sk, ws_order_number, wr_reason_sk, by what it shares with its sibling
+        self.n3_ws_item_sk_ws_order_number_wr_reason_sk_by_wr_refunded_addr_sk = {}
+        # n4 by the variables it shares with its parent
         self.n4_by_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk = (
             {}
-        )  # n4 by the variables it shares with its parent
+        )
+        # n4 projected on ws_item_sk, ws_order_number, wr_refunded_addr_sk, wr_reason_sk, by what it shares with its sibling
         self.n4_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_reason_sk_by_wr_returning_cdemo_sk = (
             {}
-        )  # n4 projected on ws_item_sk, ws_order_number, wr_refunded_addr_sk, wr_reason_sk, by what it shares with its sibling
-        self.web_returns = {}  # web_returns: its tuples
+        )
+        # web_returns: its tuples
+        self.web_returns = {}
+        # web_returns projected on ws_item_sk, ws_order_number, wr_refunded_addr_sk, wr_returning_cdemo_sk, wr_reason_sk, by what it shares with its sibling
         self.web_returns_ws_item_sk_ws_order_number_wr_refunded_addr_sk_wr_returning_cdemo_sk_wr_reason_sk_by_wr_refunded_cdemo_sk = (
             {}
-        )  # web_returns projected on ws_item_sk, ws_order_number, wr_refunded_addr_sk, wr_returning_cdemo_sk, wr_reason_sk, by what it shares with its sibling
-        self.cd1_by_wr_refunded_cdemo_sk = (
-            {}
-        )  # cd1 by the variables it shares with its parent
-        self.cd1_count_by_wr_refunded_cdemo_sk = (
-            {}
-        )  # cd1: total multiplicity by what it shares with its sibling
-        self.cd2_by_wr_returning_cdemo_sk = (
-            {}
-        )  # cd2 by the variables it shares with its parent
-        self.cd2_count_by_wr_returning_cdemo_sk = (
-            {}
-        )  # cd2: total multiplicity by what it shares with its sibling
-        self.customer_address_by_wr_refunded_addr_sk = (
-            {}
-        )  # customer_address by the variables it shares with its parent
-        self.customer_address_count_by_wr_refunded_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
-        self.reason_by_wr_reason_sk = (
-            {}
-        )  # reason by the variables it shares with its parent
-        self.reason_count_by_wr_reason_sk = (
-            {}
-        )  # reason: total multiplicity by what it shares with its sibling
-        self.n10_by_ws_item_sk_ws_order_number = (
-            {}
-        )  # n10 by the variables it shares with its parent
-        self.n10_count_by_ws_item_sk_ws_order_number = (
-            {}
-        )  # n10: total multiplicity by what it shares with its sibling
+        )
+        # cd1 by the variables it shares with its parent
+        self.cd1_by_wr_refunded_cdemo_sk = {}
+        # cd1: total multiplicity by what it shares with its sibling
+        self.cd1_count_by_wr_refunded_cdemo_sk = {}
+        # cd2 by the variables it shares with its parent
+        self.cd2_by_wr_returning_cdemo_sk = {}
+        # cd2: total multiplicity by what it shares with its sibling
+        self.cd2_count_by_wr_returning_cdemo_sk = {}
+        # customer_address by the variables it shares with its parent
+        self.customer_address_by_wr_refunded_addr_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_wr_refunded_addr_sk = {}
+        # reason by the variables it shares with its parent
+        self.reason_by_wr_reason_sk = {}
+        # reason: total multiplicity by what it shares with its sibling
+        self.reason_count_by_wr_reason_sk = {}
+        # n10 by the variables it shares with its parent
+        self.n10_by_ws_item_sk_ws_order_number = {}
+        # n10: total multiplicity by what it shares with its sibling
+        self.n10_count_by_ws_item_sk_ws_order_number = {}
+        # n12 projected on ws_item_sk, ws_order_number, ws_sales_price, ws_net_profit, by what it shares with its sibling
         self.n12_ws_item_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_web_page_sk = (
             {}
-        )  # n12 projected on ws_item_sk, ws_order_number, ws_sales_price, ws_net_profit, by what it shares with its sibling
+        )
+        # web_sales projected on ws_item_sk, ws_web_page_sk, ws_order_number, ws_sales_price, ws_net_profit, by what it shares with its sibling
         self.web_sales_ws_item_sk_ws_web_page_sk_ws_order_number_ws_sales_price_ws_net_profit_by_ws_sold_date_sk = (
             {}
-        )  # web_sales projected on ws_item_sk, ws_web_page_sk, ws_order_number, ws_sales_price, ws_net_profit, by what it shares with its sibling
-        self.date_dim_count_by_ws_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.web_page_count_by_ws_web_page_sk = (
-            {}
-        )  # web_page: total multiplicity by what it shares with its sibling
+        )
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ws_sold_date_sk = {}
+        # web_page: total multiplicity by what it shares with its sibling
+        self.web_page_count_by_ws_web_page_sk = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "web_returns": self._apply_web_returns,
@@ -512,8 +506,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -526,8 +522,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -13459,9 +13457,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -13496,7 +13495,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

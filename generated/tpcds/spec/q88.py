@@ -219,9 +219,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -325,25 +328,20 @@ def _make_derived1():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -379,8 +377,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -393,8 +393,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1364,9 +1366,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1375,11 +1378,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1535,9 +1539,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1641,25 +1648,20 @@ def _make_derived2():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -1695,8 +1697,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1709,8 +1713,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2680,9 +2686,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2691,11 +2698,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2851,9 +2859,12 @@ def _make_derived3():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -2957,25 +2968,20 @@ def _make_derived3():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -3011,8 +3017,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3025,8 +3033,10 @@ def _make_derived3():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3996,9 +4006,10 @@ def _make_derived3():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -4007,11 +4018,12 @@ def _make_derived3():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -4167,9 +4179,12 @@ def _make_derived4():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -4273,25 +4288,20 @@ def _make_derived4():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -4327,8 +4337,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -4341,8 +4353,10 @@ def _make_derived4():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -5312,9 +5326,10 @@ def _make_derived4():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -5323,11 +5338,12 @@ def _make_derived4():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -5483,9 +5499,12 @@ def _make_derived5():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -5589,25 +5608,20 @@ def _make_derived5():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -5643,8 +5657,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -5657,8 +5673,10 @@ def _make_derived5():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6628,9 +6646,10 @@ def _make_derived5():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6639,11 +6658,12 @@ def _make_derived5():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -6799,9 +6819,12 @@ def _make_derived6():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -6905,25 +6928,20 @@ def _make_derived6():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -6959,8 +6977,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -6973,8 +6993,10 @@ def _make_derived6():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -7944,9 +7966,10 @@ def _make_derived6():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -7955,11 +7978,12 @@ def _make_derived6():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -8115,9 +8139,12 @@ def _make_derived7():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -8221,25 +8248,20 @@ def _make_derived7():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -8275,8 +8297,10 @@ def _make_derived7():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -8289,8 +8313,10 @@ def _make_derived7():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -9260,9 +9286,10 @@ def _make_derived7():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -9271,11 +9298,12 @@ def _make_derived7():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -9431,9 +9459,12 @@ def _make_derived8():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -9537,25 +9568,20 @@ def _make_derived8():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.store_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ss_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ss_hdemo_sk_by_ss_store_sk = (
-                {}
-            )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-                {}
-            )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-            self.time_dim_count_by_ss_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.store_2_count_by_ss_store_sk = (
-                {}
-            )  # store_2: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ss_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ss_hdemo_sk = {}
+            # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+            self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+            # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+            self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ss_sold_time_sk = {}
+            # store_2: total multiplicity by what it shares with its sibling
+            self.store_2_count_by_ss_store_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ss_hdemo_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -9591,8 +9617,10 @@ def _make_derived8():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -9605,8 +9633,10 @@ def _make_derived8():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -10576,9 +10606,10 @@ def _make_derived8():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -10587,11 +10618,12 @@ def _make_derived8():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -10787,57 +10819,52 @@ class View:
         self.derived6_rows = {}  # input rows: row -> multiplicity
         self.derived7_rows = {}  # input rows: row -> multiplicity
         self.derived8_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_all = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_all = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n3_count_by_all = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.n4_count_by_all = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.s4_by_all = {}  # s4 by the variables it shares with its parent
-        self.s4_count_by_all = (
-            {}
-        )  # s4: total multiplicity by what it shares with its sibling
-        self.n6_count_by_all = (
-            {}
-        )  # n6: total multiplicity by what it shares with its sibling
-        self.s3_by_all = {}  # s3 by the variables it shares with its parent
-        self.s3_count_by_all = (
-            {}
-        )  # s3: total multiplicity by what it shares with its sibling
-        self.n8_count_by_all = (
-            {}
-        )  # n8: total multiplicity by what it shares with its sibling
-        self.s2_by_all = {}  # s2 by the variables it shares with its parent
-        self.s2_count_by_all = (
-            {}
-        )  # s2: total multiplicity by what it shares with its sibling
-        self.s1_by_all = {}  # s1 by the variables it shares with its parent
-        self.s1_count_by_all = (
-            {}
-        )  # s1: total multiplicity by what it shares with its sibling
-        self.s5_by_all = {}  # s5 by the variables it shares with its parent
-        self.s5_count_by_all = (
-            {}
-        )  # s5: total multiplicity by what it shares with its sibling
-        self.s6_by_all = {}  # s6 by the variables it shares with its parent
-        self.s6_count_by_all = (
-            {}
-        )  # s6: total multiplicity by what it shares with its sibling
-        self.s7_by_all = {}  # s7 by the variables it shares with its parent
-        self.s7_count_by_all = (
-            {}
-        )  # s7: total multiplicity by what it shares with its sibling
-        self.s8_by_all = {}  # s8 by the variables it shares with its parent
-        self.s8_count_by_all = (
-            {}
-        )  # s8: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_all = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_all = {}
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_all = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_all = {}
+        # s4 by the variables it shares with its parent
+        self.s4_by_all = {}
+        # s4: total multiplicity by what it shares with its sibling
+        self.s4_count_by_all = {}
+        # n6: total multiplicity by what it shares with its sibling
+        self.n6_count_by_all = {}
+        # s3 by the variables it shares with its parent
+        self.s3_by_all = {}
+        # s3: total multiplicity by what it shares with its sibling
+        self.s3_count_by_all = {}
+        # n8: total multiplicity by what it shares with its sibling
+        self.n8_count_by_all = {}
+        # s2 by the variables it shares with its parent
+        self.s2_by_all = {}
+        # s2: total multiplicity by what it shares with its sibling
+        self.s2_count_by_all = {}
+        # s1 by the variables it shares with its parent
+        self.s1_by_all = {}
+        # s1: total multiplicity by what it shares with its sibling
+        self.s1_count_by_all = {}
+        # s5 by the variables it shares with its parent
+        self.s5_by_all = {}
+        # s5: total multiplicity by what it shares with its sibling
+        self.s5_count_by_all = {}
+        # s6 by the variables it shares with its parent
+        self.s6_by_all = {}
+        # s6: total multiplicity by what it shares with its sibling
+        self.s6_count_by_all = {}
+        # s7 by the variables it shares with its parent
+        self.s7_by_all = {}
+        # s7: total multiplicity by what it shares with its sibling
+        self.s7_count_by_all = {}
+        # s8 by the variables it shares with its parent
+        self.s8_by_all = {}
+        # s8: total multiplicity by what it shares with its sibling
+        self.s8_count_by_all = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "household_demographics": self._apply_household_demographics,
@@ -10894,8 +10921,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -10908,8 +10937,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -12580,9 +12611,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -312,9 +312,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -455,41 +458,32 @@ def _make_derived1():
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
                 self.store_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.n1_by_i_item_sk = (
-                    {}
-                )  # n1 by the variables it shares with its parent
-                self.n1_count_by_i_item_sk = (
-                    {}
-                )  # n1: total multiplicity by what it shares with its sibling
-                self.n2_by_i_item_sk_ss_sold_date_sk = (
-                    {}
-                )  # n2 by the variables it shares with its parent
-                self.n2_i_item_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # n2 projected on i_item_sk, by what it shares with its sibling
-                self.store_sales = {}  # store_sales: its tuples
-                self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = (
-                    {}
-                )  # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
-                self.store_2_by_ss_store_sk = (
-                    {}
-                )  # store_2 by the variables it shares with its parent
-                self.store_2_count_by_ss_store_sk = (
-                    {}
-                )  # store_2: total multiplicity by what it shares with its sibling
-                self.date_dim_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim by the variables it shares with its parent
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
-                self.item_by_i_item_sk = (
-                    {}
-                )  # item by the variables it shares with its parent
-                self.item_count_by_i_item_sk = (
-                    {}
-                )  # item: total multiplicity by what it shares with its sibling
+                # root n0: its tuples
+                self.n0_root = {}
+                # n1 by the variables it shares with its parent
+                self.n1_by_i_item_sk = {}
+                # n1: total multiplicity by what it shares with its sibling
+                self.n1_count_by_i_item_sk = {}
+                # n2 by the variables it shares with its parent
+                self.n2_by_i_item_sk_ss_sold_date_sk = {}
+                # n2 projected on i_item_sk, by what it shares with its sibling
+                self.n2_i_item_sk_by_ss_sold_date_sk = {}
+                # store_sales: its tuples
+                self.store_sales = {}
+                # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
+                self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = {}
+                # store_2 by the variables it shares with its parent
+                self.store_2_by_ss_store_sk = {}
+                # store_2: total multiplicity by what it shares with its sibling
+                self.store_2_count_by_ss_store_sk = {}
+                # date_dim by the variables it shares with its parent
+                self.date_dim_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
+                # item by the variables it shares with its parent
+                self.item_by_i_item_sk = {}
+                # item: total multiplicity by what it shares with its sibling
+                self.item_count_by_i_item_sk = {}
                 self._appliers = {
                     "item": self._apply_item,
                     "store_sales": self._apply_store_sales,
@@ -522,8 +516,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -536,8 +532,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2418,9 +2416,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -2453,7 +2452,7 @@ def _make_derived1():
                             else self._group_row(*group, entry[0], entry)
                         )
                         old = reported.get(group)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -2606,9 +2605,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         def _make_derived1():
             """The inner view of a subquery; its result is a relation of View."""
@@ -2687,9 +2689,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -2826,41 +2831,32 @@ def _make_derived1():
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
                     self.store_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.n1_by_i_item_sk = (
-                        {}
-                    )  # n1 by the variables it shares with its parent
-                    self.n1_count_by_i_item_sk = (
-                        {}
-                    )  # n1: total multiplicity by what it shares with its sibling
-                    self.n2_by_i_item_sk_ss_sold_date_sk = (
-                        {}
-                    )  # n2 by the variables it shares with its parent
-                    self.n2_i_item_sk_by_ss_sold_date_sk = (
-                        {}
-                    )  # n2 projected on i_item_sk, by what it shares with its sibling
-                    self.store_sales = {}  # store_sales: its tuples
-                    self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = (
-                        {}
-                    )  # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
-                    self.store_2_by_ss_store_sk = (
-                        {}
-                    )  # store_2 by the variables it shares with its parent
-                    self.store_2_count_by_ss_store_sk = (
-                        {}
-                    )  # store_2: total multiplicity by what it shares with its sibling
-                    self.date_dim_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim by the variables it shares with its parent
-                    self.date_dim_count_by_ss_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
-                    self.item_by_i_item_sk = (
-                        {}
-                    )  # item by the variables it shares with its parent
-                    self.item_count_by_i_item_sk = (
-                        {}
-                    )  # item: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # n1 by the variables it shares with its parent
+                    self.n1_by_i_item_sk = {}
+                    # n1: total multiplicity by what it shares with its sibling
+                    self.n1_count_by_i_item_sk = {}
+                    # n2 by the variables it shares with its parent
+                    self.n2_by_i_item_sk_ss_sold_date_sk = {}
+                    # n2 projected on i_item_sk, by what it shares with its sibling
+                    self.n2_i_item_sk_by_ss_sold_date_sk = {}
+                    # store_sales: its tuples
+                    self.store_sales = {}
+                    # store_sales projected on i_item_sk, ss_sold_date_sk, by what it shares with its sibling
+                    self.store_sales_i_item_sk_ss_sold_date_sk_by_ss_store_sk = {}
+                    # store_2 by the variables it shares with its parent
+                    self.store_2_by_ss_store_sk = {}
+                    # store_2: total multiplicity by what it shares with its sibling
+                    self.store_2_count_by_ss_store_sk = {}
+                    # date_dim by the variables it shares with its parent
+                    self.date_dim_by_ss_sold_date_sk = {}
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_ss_sold_date_sk = {}
+                    # item by the variables it shares with its parent
+                    self.item_by_i_item_sk = {}
+                    # item: total multiplicity by what it shares with its sibling
+                    self.item_count_by_i_item_sk = {}
                     self._appliers = {
                         "item": self._apply_item,
                         "store_sales": self._apply_store_sales,
@@ -2893,8 +2889,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2907,8 +2905,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5037,9 +5037,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -5072,7 +5073,7 @@ def _make_derived1():
                                 else self._group_row(*group, entry[0], entry)
                             )
                             old = reported.get(group)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -5311,7 +5312,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.derived1__rows = {}  # input rows: row -> multiplicity
-                self.rows_2_root = {}  # root rows_2: its tuples
+                # root rows_2: its tuples
+                self.rows_2_root = {}
                 self._appliers = {
                     "item": self._apply_item,
                     "store_sales": self._apply_store_sales,
@@ -5343,8 +5345,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -5357,8 +5361,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -5590,9 +5596,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -5601,11 +5608,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -5820,19 +5828,16 @@ def _make_derived1():
             on_delta: Callable[[tuple, int], None] | None = None,
             push: bool = False,
         ) -> None:
-            self.n0_root = {}  # root n0: its tuples
-            self.windowed_by___c1___c3___c4___c5 = (
-                {}
-            )  # windowed by the variables it shares with its parent
-            self.windowed_count_by___c1___c3___c4___c5 = (
-                {}
-            )  # windowed: total multiplicity by what it shares with its sibling
-            self.partition1_by___c1___c3___c4___c5 = (
-                {}
-            )  # partition1 by the variables it shares with its parent
-            self.partition1_count_by___c1___c3___c4___c5 = (
-                {}
-            )  # partition1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # windowed by the variables it shares with its parent
+            self.windowed_by___c1___c3___c4___c5 = {}
+            # windowed: total multiplicity by what it shares with its sibling
+            self.windowed_count_by___c1___c3___c4___c5 = {}
+            # partition1 by the variables it shares with its parent
+            self.partition1_by___c1___c3___c4___c5 = {}
+            # partition1: total multiplicity by what it shares with its sibling
+            self.partition1_count_by___c1___c3___c4___c5 = {}
             self._appliers = {
                 "item": self._apply_item,
                 "store_sales": self._apply_store_sales,
@@ -5865,8 +5870,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -5879,8 +5886,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -6341,9 +6350,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -6559,7 +6569,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.tmp1_root = {}  # root tmp1: its tuples
+        # root tmp1: its tuples
+        self.tmp1_root = {}
         self._appliers = {
             "item": self._apply_item,
             "store_sales": self._apply_store_sales,
@@ -6590,8 +6601,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -6604,8 +6617,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -6887,9 +6902,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -230,9 +230,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -332,25 +335,20 @@ def _make_derived1():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.web_page_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ws_ship_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ws_ship_hdemo_sk_by_ws_web_page_sk = (
-                {}
-            )  # n3 projected on ws_ship_hdemo_sk, by what it shares with its sibling
-            self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk = (
-                {}
-            )  # web_sales projected on ws_ship_hdemo_sk, ws_web_page_sk, by what it shares with its sibling
-            self.time_dim_count_by_ws_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.web_page_count_by_ws_web_page_sk = (
-                {}
-            )  # web_page: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ws_ship_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ws_ship_hdemo_sk = {}
+            # n3 projected on ws_ship_hdemo_sk, by what it shares with its sibling
+            self.n3_ws_ship_hdemo_sk_by_ws_web_page_sk = {}
+            # web_sales projected on ws_ship_hdemo_sk, ws_web_page_sk, by what it shares with its sibling
+            self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ws_sold_time_sk = {}
+            # web_page: total multiplicity by what it shares with its sibling
+            self.web_page_count_by_ws_web_page_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ws_ship_hdemo_sk = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -386,8 +384,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -400,8 +400,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1377,9 +1379,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1388,11 +1391,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1534,9 +1538,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1636,25 +1643,20 @@ def _make_derived2():
             self.household_demographics_rows = {}  # input rows: row -> multiplicity
             self.time_dim_rows = {}  # input rows: row -> multiplicity
             self.web_page_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ws_ship_hdemo_sk = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_ws_ship_hdemo_sk_by_ws_web_page_sk = (
-                {}
-            )  # n3 projected on ws_ship_hdemo_sk, by what it shares with its sibling
-            self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk = (
-                {}
-            )  # web_sales projected on ws_ship_hdemo_sk, ws_web_page_sk, by what it shares with its sibling
-            self.time_dim_count_by_ws_sold_time_sk = (
-                {}
-            )  # time_dim: total multiplicity by what it shares with its sibling
-            self.web_page_count_by_ws_web_page_sk = (
-                {}
-            )  # web_page: total multiplicity by what it shares with its sibling
-            self.household_demographics_count_by_ws_ship_hdemo_sk = (
-                {}
-            )  # household_demographics: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ws_ship_hdemo_sk = {}
+            # n3 projected on ws_ship_hdemo_sk, by what it shares with its sibling
+            self.n3_ws_ship_hdemo_sk_by_ws_web_page_sk = {}
+            # web_sales projected on ws_ship_hdemo_sk, ws_web_page_sk, by what it shares with its sibling
+            self.web_sales_ws_ship_hdemo_sk_ws_web_page_sk_by_ws_sold_time_sk = {}
+            # time_dim: total multiplicity by what it shares with its sibling
+            self.time_dim_count_by_ws_sold_time_sk = {}
+            # web_page: total multiplicity by what it shares with its sibling
+            self.web_page_count_by_ws_web_page_sk = {}
+            # household_demographics: total multiplicity by what it shares with its sibling
+            self.household_demographics_count_by_ws_ship_hdemo_sk = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "household_demographics": self._apply_household_demographics,
@@ -1690,8 +1692,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1704,8 +1708,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2681,9 +2687,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2692,11 +2699,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -2873,15 +2881,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.derived2_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.at_by_all = {}  # at by the variables it shares with its parent
-        self.at_count_by_all = (
-            {}
-        )  # at: total multiplicity by what it shares with its sibling
-        self.pt_by_all = {}  # pt by the variables it shares with its parent
-        self.pt_count_by_all = (
-            {}
-        )  # pt: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # at by the variables it shares with its parent
+        self.at_by_all = {}
+        # at: total multiplicity by what it shares with its sibling
+        self.at_count_by_all = {}
+        # pt by the variables it shares with its parent
+        self.pt_by_all = {}
+        # pt: total multiplicity by what it shares with its sibling
+        self.pt_count_by_all = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "household_demographics": self._apply_household_demographics,
@@ -2916,8 +2925,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2930,8 +2941,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3281,9 +3294,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -175,7 +175,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -349,57 +354,48 @@ class View:
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.customer_demographics_rows = {}  # input rows: row -> multiplicity
         self.household_demographics_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_cr_returning_customer_sk = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_cr_returning_customer_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2 = {}  # n2: its tuples
-        self.n2_cr_returning_customer_sk_by_cc_call_center_sk = (
-            {}
-        )  # n2 projected on cr_returning_customer_sk, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_cr_returning_customer_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_cr_returning_customer_sk = {}
+        # n2: its tuples
+        self.n2 = {}
+        # n2 projected on cr_returning_customer_sk, by what it shares with its sibling
+        self.n2_cr_returning_customer_sk_by_cc_call_center_sk = {}
+        # catalog_returns projected on cc_call_center_sk, cr_returning_customer_sk, by what it shares with its sibling
         self.catalog_returns_cc_call_center_sk_cr_returning_customer_sk_by_cr_returned_date_sk = (
             {}
-        )  # catalog_returns projected on cc_call_center_sk, cr_returning_customer_sk, by what it shares with its sibling
-        self.date_dim_count_by_cr_returned_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.call_center_by_cc_call_center_sk = (
-            {}
-        )  # call_center by the variables it shares with its parent
-        self.call_center_count_by_cc_call_center_sk = (
-            {}
-        )  # call_center: total multiplicity by what it shares with its sibling
-        self.n7_by_cr_returning_customer_sk = (
-            {}
-        )  # n7 by the variables it shares with its parent
-        self.n7_count_by_cr_returning_customer_sk = (
-            {}
-        )  # n7: total multiplicity by what it shares with its sibling
-        self.n8 = {}  # n8: its tuples
-        self.n8_cr_returning_customer_sk_by_c_current_cdemo_sk = (
-            {}
-        )  # n8 projected on cr_returning_customer_sk, by what it shares with its sibling
-        self.n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk = (
-            {}
-        )  # n10 projected on cr_returning_customer_sk, c_current_cdemo_sk, by what it shares with its sibling
+        )
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_cr_returned_date_sk = {}
+        # call_center by the variables it shares with its parent
+        self.call_center_by_cc_call_center_sk = {}
+        # call_center: total multiplicity by what it shares with its sibling
+        self.call_center_count_by_cc_call_center_sk = {}
+        # n7 by the variables it shares with its parent
+        self.n7_by_cr_returning_customer_sk = {}
+        # n7: total multiplicity by what it shares with its sibling
+        self.n7_count_by_cr_returning_customer_sk = {}
+        # n8: its tuples
+        self.n8 = {}
+        # n8 projected on cr_returning_customer_sk, by what it shares with its sibling
+        self.n8_cr_returning_customer_sk_by_c_current_cdemo_sk = {}
+        # n10 projected on cr_returning_customer_sk, c_current_cdemo_sk, by what it shares with its sibling
+        self.n10_cr_returning_customer_sk_c_current_cdemo_sk_by_c_current_addr_sk = {}
+        # customer projected on cr_returning_customer_sk, c_current_cdemo_sk, c_current_addr_sk, by what it shares with its sibling
         self.customer_cr_returning_customer_sk_c_current_cdemo_sk_c_current_addr_sk_by_c_current_hdemo_sk = (
             {}
-        )  # customer projected on cr_returning_customer_sk, c_current_cdemo_sk, c_current_addr_sk, by what it shares with its sibling
-        self.household_demographics_count_by_c_current_hdemo_sk = (
-            {}
-        )  # household_demographics: total multiplicity by what it shares with its sibling
-        self.customer_address_count_by_c_current_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
-        self.customer_demographics_by_c_current_cdemo_sk = (
-            {}
-        )  # customer_demographics by the variables it shares with its parent
-        self.customer_demographics_count_by_c_current_cdemo_sk = (
-            {}
-        )  # customer_demographics: total multiplicity by what it shares with its sibling
+        )
+        # household_demographics: total multiplicity by what it shares with its sibling
+        self.household_demographics_count_by_c_current_hdemo_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_c_current_addr_sk = {}
+        # customer_demographics by the variables it shares with its parent
+        self.customer_demographics_by_c_current_cdemo_sk = {}
+        # customer_demographics: total multiplicity by what it shares with its sibling
+        self.customer_demographics_count_by_c_current_cdemo_sk = {}
         self._appliers = {
             "call_center": self._apply_call_center,
             "catalog_returns": self._apply_catalog_returns,
@@ -440,8 +436,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -454,8 +452,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4191,9 +4191,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -4224,7 +4225,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

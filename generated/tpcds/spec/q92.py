@@ -168,7 +168,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_scalar_1():
@@ -226,9 +231,12 @@ def _make_scalar_1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -321,13 +329,12 @@ def _make_scalar_1():
         ) -> None:
             self.web_sales_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.web_sales_ws_item_sk_by_ws_sold_date_sk = (
-                {}
-            )  # web_sales projected on ws_item_sk, by what it shares with its sibling
-            self.date_dim_count_by_ws_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # web_sales projected on ws_item_sk, by what it shares with its sibling
+            self.web_sales_ws_item_sk_by_ws_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ws_sold_date_sk = {}
             self._appliers = {
                 "web_sales": self._apply_web_sales,
                 "date_dim": self._apply_date_dim,
@@ -352,8 +359,10 @@ def _make_scalar_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -366,8 +375,10 @@ def _make_scalar_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -850,9 +861,10 @@ def _make_scalar_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -861,11 +873,12 @@ def _make_scalar_1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1050,19 +1063,16 @@ class View:
         self.web_sales_rows = {}  # input rows: row -> multiplicity
         self.item_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_count_by_ws_item_sk = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.web_sales_ws_item_sk_by_ws_sold_date_sk = (
-            {}
-        )  # web_sales projected on ws_item_sk, by what it shares with its sibling
-        self.date_dim_count_by_ws_sold_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.item_count_by_ws_item_sk = (
-            {}
-        )  # item: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_ws_item_sk = {}
+        # web_sales projected on ws_item_sk, by what it shares with its sibling
+        self.web_sales_ws_item_sk_by_ws_sold_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ws_sold_date_sk = {}
+        # item: total multiplicity by what it shares with its sibling
+        self.item_count_by_ws_item_sk = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "item": self._apply_item,
@@ -1106,8 +1116,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1120,8 +1132,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1697,9 +1711,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1708,11 +1723,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = self._group_row(*key, _ZERO if p is None else p)
+            p = lookup(*key)
+            new = group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -139,7 +139,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _exact(x):
@@ -365,19 +370,16 @@ def _make_derived1():
                 ) -> None:
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
                     self.store_returns_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.store_returns_by_ss_item_sk_ss_ticket_number = (
-                        {}
-                    )  # store_returns by the variables it shares with its parent
-                    self.store_returns_count_by_ss_item_sk_ss_ticket_number = (
-                        {}
-                    )  # store_returns: total multiplicity by what it shares with its sibling
-                    self.store_sales_by_ss_item_sk_ss_ticket_number = (
-                        {}
-                    )  # store_sales by the variables it shares with its parent
-                    self.store_sales_count_by_ss_item_sk_ss_ticket_number = (
-                        {}
-                    )  # store_sales: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # store_returns by the variables it shares with its parent
+                    self.store_returns_by_ss_item_sk_ss_ticket_number = {}
+                    # store_returns: total multiplicity by what it shares with its sibling
+                    self.store_returns_count_by_ss_item_sk_ss_ticket_number = {}
+                    # store_sales by the variables it shares with its parent
+                    self.store_sales_by_ss_item_sk_ss_ticket_number = {}
+                    # store_sales: total multiplicity by what it shares with its sibling
+                    self.store_sales_count_by_ss_item_sk_ss_ticket_number = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "store_returns": self._apply_store_returns,
@@ -401,8 +403,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -415,8 +419,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -1327,9 +1333,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -1544,7 +1551,8 @@ def _make_derived1():
                         push: bool = False,
                     ) -> None:
                         self.store_returns_rows = {}  # input rows: row -> multiplicity
-                        self.store_returns_root = {}  # root store_returns: its tuples
+                        # root store_returns: its tuples
+                        self.store_returns_root = {}
                         self._appliers = {"store_returns": self._apply_store_returns}
                         self._batchers = (
                             {  # update() of several rows: summed per key first
@@ -1566,8 +1574,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -1580,8 +1590,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -1844,9 +1856,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -1996,7 +2009,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.store_sales_rows = {}  # input rows: row -> multiplicity
-                    self.store_sales_root = {}  # root store_sales: its tuples
+                    # root store_sales: its tuples
+                    self.store_sales_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "store_returns": self._apply_store_returns,
@@ -2033,8 +2047,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2047,8 +2063,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2439,9 +2457,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -2652,13 +2671,14 @@ def _make_derived1():
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.reason_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
+            # root n0: its tuples
+            self.n0_root = {}
+            # oj1 projected on store_sales__ss_item_sk, store_sales__ss_ticket_number, store_sales__ss_customer_sk, store_sales__ss_sales_price, store_sales__ss_quantity, store_returns__sr_return_quantity, by what it shares with its sibling
             self.oj1_store_sales__ss_item_sk_store_sales__ss_ticket_number_store_sales__ss_customer_sk_store_sales__ss_sales_price_store_sales__ss_quantity_store_returns__sr_return_quantity_by_store_returns__sr_reason_sk = (
                 {}
-            )  # oj1 projected on store_sales__ss_item_sk, store_sales__ss_ticket_number, store_sales__ss_customer_sk, store_sales__ss_sales_price, store_sales__ss_quantity, store_returns__sr_return_quantity, by what it shares with its sibling
-            self.reason_count_by_store_returns__sr_reason_sk = (
-                {}
-            )  # reason: total multiplicity by what it shares with its sibling
+            )
+            # reason: total multiplicity by what it shares with its sibling
+            self.reason_count_by_store_returns__sr_reason_sk = {}
             self._appliers = {
                 "reason": self._apply_reason,
                 "store_sales": self._apply_store_sales,
@@ -2688,8 +2708,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2702,8 +2724,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3456,9 +3480,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3600,7 +3625,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.t_root = {}  # root t: its tuples
+        # root t: its tuples
+        self.t_root = {}
         self._appliers = {
             "reason": self._apply_reason,
             "store_sales": self._apply_store_sales,
@@ -3631,8 +3657,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3645,8 +3673,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3846,9 +3876,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -3857,11 +3888,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -169,7 +169,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_exists_1():
@@ -271,7 +276,8 @@ def _make_exists_1():
             push: bool = False,
         ) -> None:
             self.web_sales_rows = {}  # input rows: row -> multiplicity
-            self.ws2_root = {}  # root ws2: its tuples
+            # root ws2: its tuples
+            self.ws2_root = {}
             self._appliers = {"web_sales": self._apply_web_sales}
             self._batchers = {  # update() of several rows: summed per key first
                 "web_sales": self._batch_web_sales
@@ -291,8 +297,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -305,8 +313,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -525,9 +535,10 @@ def _make_exists_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -683,7 +694,8 @@ def _make_exists_2():
             push: bool = False,
         ) -> None:
             self.web_returns_rows = {}  # input rows: row -> multiplicity
-            self.wr1_root = {}  # root wr1: its tuples
+            # root wr1: its tuples
+            self.wr1_root = {}
             self._appliers = {"web_returns": self._apply_web_returns}
             self._batchers = {  # update() of several rows: summed per key first
                 "web_returns": self._batch_web_returns
@@ -703,8 +715,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -717,8 +731,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -932,9 +948,10 @@ def _make_exists_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1160,25 +1177,20 @@ class View:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.web_site_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_ws_order_number_by_ws_ship_addr_sk = (
-            {}
-        )  # n2 projected on ws_order_number, by what it shares with its sibling
-        self.n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk = (
-            {}
-        )  # n3 projected on ws_ship_addr_sk, ws_order_number, by what it shares with its sibling
-        self.ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk = (
-            {}
-        )  # ws1 projected on ws_ship_addr_sk, ws_web_site_sk, ws_order_number, by what it shares with its sibling
-        self.date_dim_count_by_ws_ship_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.web_site_count_by_ws_web_site_sk = (
-            {}
-        )  # web_site: total multiplicity by what it shares with its sibling
-        self.customer_address_count_by_ws_ship_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2 projected on ws_order_number, by what it shares with its sibling
+        self.n2_ws_order_number_by_ws_ship_addr_sk = {}
+        # n3 projected on ws_ship_addr_sk, ws_order_number, by what it shares with its sibling
+        self.n3_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk = {}
+        # ws1 projected on ws_ship_addr_sk, ws_web_site_sk, ws_order_number, by what it shares with its sibling
+        self.ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ws_ship_date_sk = {}
+        # web_site: total multiplicity by what it shares with its sibling
+        self.web_site_count_by_ws_web_site_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_ws_ship_addr_sk = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "date_dim": self._apply_date_dim,
@@ -1238,8 +1250,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1252,8 +1266,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2805,9 +2821,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -2850,7 +2867,7 @@ class View:
                     else self._group_row(entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -193,7 +193,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_in_1():
@@ -532,17 +537,16 @@ def _make_in_1():
                 push: bool = False,
             ) -> None:
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.ws2 = {}  # ws2: its tuples
-                self.ws2_ws2_ws_warehouse_sk_by_ws_order_number = (
-                    {}
-                )  # ws2 projected on ws2_ws_warehouse_sk, by what it shares with its sibling, ordered on ws2_ws_warehouse_sk
-                self.ws1_by_ws_order_number = (
-                    {}
-                )  # ws1 by the variables it shares with its parent, ordered on ws_warehouse_sk
-                self.ws1_count_by_ws_order_number = (
-                    {}
-                )  # ws1: multiplicities by what it shares with its sibling, summable over a range of ws_warehouse_sk
+                # root n0: its tuples
+                self.n0_root = {}
+                # ws2: its tuples
+                self.ws2 = {}
+                # ws2 projected on ws2_ws_warehouse_sk, by what it shares with its sibling, ordered on ws2_ws_warehouse_sk
+                self.ws2_ws2_ws_warehouse_sk_by_ws_order_number = {}
+                # ws1 by the variables it shares with its parent, ordered on ws_warehouse_sk
+                self.ws1_by_ws_order_number = {}
+                # ws1: multiplicities by what it shares with its sibling, summable over a range of ws_warehouse_sk
+                self.ws1_count_by_ws_order_number = {}
                 self._appliers = {"web_sales": self._apply_web_sales}
                 self._batchers = {  # update() of several rows: summed per key first
                     "web_sales": self._batch_web_sales
@@ -562,8 +566,10 @@ def _make_in_1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -576,8 +582,10 @@ def _make_in_1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1099,9 +1107,10 @@ def _make_in_1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1264,13 +1273,12 @@ def _make_in_1():
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
             self.web_returns_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.ws_wh_count_by_wr_order_number = (
-                {}
-            )  # ws_wh: total multiplicity by what it shares with its sibling
-            self.web_returns_count_by_wr_order_number = (
-                {}
-            )  # web_returns: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # ws_wh: total multiplicity by what it shares with its sibling
+            self.ws_wh_count_by_wr_order_number = {}
+            # web_returns: total multiplicity by what it shares with its sibling
+            self.web_returns_count_by_wr_order_number = {}
             self._appliers = {
                 "web_returns": self._apply_web_returns,
                 "web_sales": self._apply_web_sales,
@@ -1299,8 +1307,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1313,8 +1323,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1629,9 +1641,10 @@ def _make_in_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -2033,17 +2046,16 @@ def _make_in_2():
                 push: bool = False,
             ) -> None:
                 self.web_sales_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
-                self.ws2 = {}  # ws2: its tuples
-                self.ws2_ws2_ws_warehouse_sk_by_ws_order_number = (
-                    {}
-                )  # ws2 projected on ws2_ws_warehouse_sk, by what it shares with its sibling, ordered on ws2_ws_warehouse_sk
-                self.ws1_by_ws_order_number = (
-                    {}
-                )  # ws1 by the variables it shares with its parent, ordered on ws_warehouse_sk
-                self.ws1_count_by_ws_order_number = (
-                    {}
-                )  # ws1: multiplicities by what it shares with its sibling, summable over a range of ws_warehouse_sk
+                # root n0: its tuples
+                self.n0_root = {}
+                # ws2: its tuples
+                self.ws2 = {}
+                # ws2 projected on ws2_ws_warehouse_sk, by what it shares with its sibling, ordered on ws2_ws_warehouse_sk
+                self.ws2_ws2_ws_warehouse_sk_by_ws_order_number = {}
+                # ws1 by the variables it shares with its parent, ordered on ws_warehouse_sk
+                self.ws1_by_ws_order_number = {}
+                # ws1: multiplicities by what it shares with its sibling, summable over a range of ws_warehouse_sk
+                self.ws1_count_by_ws_order_number = {}
                 self._appliers = {"web_sales": self._apply_web_sales}
                 self._batchers = {  # update() of several rows: summed per key first
                     "web_sales": self._batch_web_sales
@@ -2063,8 +2075,10 @@ def _make_in_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -2077,8 +2091,10 @@ def _make_in_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -2600,9 +2616,10 @@ def _make_in_2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -2738,7 +2755,8 @@ def _make_in_2():
             push: bool = False,
         ) -> None:
             self.derived1_rows = {}  # input rows: row -> multiplicity
-            self.ws_wh_root = {}  # root ws_wh: its tuples
+            # root ws_wh: its tuples
+            self.ws_wh_root = {}
             self._appliers = {"web_sales": self._apply_web_sales}
             self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1_view(push=True)  # a subquery's inner view
@@ -2762,8 +2780,10 @@ def _make_in_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -2776,8 +2796,10 @@ def _make_in_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -2943,9 +2965,10 @@ def _make_in_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3175,37 +3198,28 @@ class View:
         self.date_dim_rows = {}  # input rows: row -> multiplicity
         self.customer_address_rows = {}  # input rows: row -> multiplicity
         self.web_site_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_count_by_ws_order_number = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_count_by_ws_order_number = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n3_ws_order_number_by_ws_ship_addr_sk = (
-            {}
-        )  # n3 projected on ws_order_number, by what it shares with its sibling
-        self.n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk = (
-            {}
-        )  # n4 projected on ws_ship_addr_sk, ws_order_number, by what it shares with its sibling
-        self.ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk = (
-            {}
-        )  # ws1 projected on ws_ship_addr_sk, ws_web_site_sk, ws_order_number, by what it shares with its sibling
-        self.date_dim_count_by_ws_ship_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.web_site_count_by_ws_web_site_sk = (
-            {}
-        )  # web_site: total multiplicity by what it shares with its sibling
-        self.customer_address_count_by_ws_ship_addr_sk = (
-            {}
-        )  # customer_address: total multiplicity by what it shares with its sibling
-        self.in1_count_by_ws_order_number = (
-            {}
-        )  # in1: total multiplicity by what it shares with its sibling
-        self.in2_count_by_ws_order_number = (
-            {}
-        )  # in2: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_ws_order_number = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_ws_order_number = {}
+        # n3 projected on ws_order_number, by what it shares with its sibling
+        self.n3_ws_order_number_by_ws_ship_addr_sk = {}
+        # n4 projected on ws_ship_addr_sk, ws_order_number, by what it shares with its sibling
+        self.n4_ws_ship_addr_sk_ws_order_number_by_ws_web_site_sk = {}
+        # ws1 projected on ws_ship_addr_sk, ws_web_site_sk, ws_order_number, by what it shares with its sibling
+        self.ws1_ws_ship_addr_sk_ws_web_site_sk_ws_order_number_by_ws_ship_date_sk = {}
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_ws_ship_date_sk = {}
+        # web_site: total multiplicity by what it shares with its sibling
+        self.web_site_count_by_ws_web_site_sk = {}
+        # customer_address: total multiplicity by what it shares with its sibling
+        self.customer_address_count_by_ws_ship_addr_sk = {}
+        # in1: total multiplicity by what it shares with its sibling
+        self.in1_count_by_ws_order_number = {}
+        # in2: total multiplicity by what it shares with its sibling
+        self.in2_count_by_ws_order_number = {}
         self._appliers = {
             "web_sales": self._apply_web_sales,
             "date_dim": self._apply_date_dim,
@@ -3257,8 +3271,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3271,8 +3287,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -5098,9 +5116,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -5143,7 +5162,7 @@ class View:
                     else self._group_row(entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -156,7 +156,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -257,25 +262,20 @@ class View:
         self.household_demographics_rows = {}  # input rows: row -> multiplicity
         self.time_dim_rows = {}  # input rows: row -> multiplicity
         self.store_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_count_by_ss_hdemo_sk = (
-            {}
-        )  # n2: total multiplicity by what it shares with its sibling
-        self.n3_ss_hdemo_sk_by_ss_store_sk = (
-            {}
-        )  # n3 projected on ss_hdemo_sk, by what it shares with its sibling
-        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = (
-            {}
-        )  # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
-        self.time_dim_count_by_ss_sold_time_sk = (
-            {}
-        )  # time_dim: total multiplicity by what it shares with its sibling
-        self.store_2_count_by_ss_store_sk = (
-            {}
-        )  # store_2: total multiplicity by what it shares with its sibling
-        self.household_demographics_count_by_ss_hdemo_sk = (
-            {}
-        )  # household_demographics: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2: total multiplicity by what it shares with its sibling
+        self.n2_count_by_ss_hdemo_sk = {}
+        # n3 projected on ss_hdemo_sk, by what it shares with its sibling
+        self.n3_ss_hdemo_sk_by_ss_store_sk = {}
+        # store_sales projected on ss_hdemo_sk, ss_store_sk, by what it shares with its sibling
+        self.store_sales_ss_hdemo_sk_ss_store_sk_by_ss_sold_time_sk = {}
+        # time_dim: total multiplicity by what it shares with its sibling
+        self.time_dim_count_by_ss_sold_time_sk = {}
+        # store_2: total multiplicity by what it shares with its sibling
+        self.store_2_count_by_ss_store_sk = {}
+        # household_demographics: total multiplicity by what it shares with its sibling
+        self.household_demographics_count_by_ss_hdemo_sk = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "household_demographics": self._apply_household_demographics,
@@ -313,8 +313,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -327,8 +329,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1237,9 +1241,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -1248,11 +1253,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = self._group_row(*key, _ZERO if p is None else p)
+            p = lookup(*key)
+            new = group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

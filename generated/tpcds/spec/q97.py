@@ -188,7 +188,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -316,9 +321,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -398,13 +406,14 @@ def _make_derived1():
                     ) -> None:
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # store_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
                         self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk = (
                             {}
-                        )  # store_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
+                        )
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -433,8 +442,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -447,8 +458,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -962,9 +975,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -973,11 +987,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -1112,9 +1127,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -1205,13 +1223,14 @@ def _make_derived1():
                     ) -> None:
                         self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
                         self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk = (
                             {}
-                        )  # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
-                        self.date_dim_count_by_cs_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
+                        )
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_cs_sold_date_sk = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "date_dim": self._apply_date_dim,
@@ -1240,8 +1259,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -1254,8 +1275,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -1797,9 +1820,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -1808,11 +1832,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -2004,13 +2029,12 @@ def _make_derived1():
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
                     self.derived2_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
-                    self.ssci_count_by_customer_sk_item_sk = (
-                        {}
-                    )  # ssci: total multiplicity by what it shares with its sibling
-                    self.csci_count_by_customer_sk_item_sk = (
-                        {}
-                    )  # csci: total multiplicity by what it shares with its sibling
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # ssci: total multiplicity by what it shares with its sibling
+                    self.ssci_count_by_customer_sk_item_sk = {}
+                    # csci: total multiplicity by what it shares with its sibling
+                    self.csci_count_by_customer_sk_item_sk = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -2048,8 +2072,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -2062,8 +2088,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -2356,9 +2384,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -2546,9 +2575,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -2628,13 +2660,14 @@ def _make_derived1():
                     ) -> None:
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # store_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
                         self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk = (
                             {}
-                        )  # store_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
+                        )
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -2663,8 +2696,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -2677,8 +2712,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -3192,9 +3229,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -3203,11 +3241,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -3377,9 +3416,12 @@ def _make_derived1():
                         aggregate's 0/0) as in SQL."""
                         if a is None or b is None:
                             return a is b
-                        return len(a) == len(b) and all(
-                            x == y or (x != x and y != y) for x, y in zip(a, b)
-                        )
+                        if len(a) != len(b):
+                            return False
+                        for x, y in zip(a, b):
+                            if x != y and (x == x or y == y):
+                                return False
+                        return True
 
                     class View:
                         """The query's (T, N)-representation under inserts and deletes.
@@ -3472,13 +3514,14 @@ def _make_derived1():
                                 {}
                             )  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
-                            self.n0_root = {}  # root n0: its tuples
+                            # root n0: its tuples
+                            self.n0_root = {}
+                            # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
                             self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk = (
                                 {}
-                            )  # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
-                            self.date_dim_count_by_cs_sold_date_sk = (
-                                {}
-                            )  # date_dim: total multiplicity by what it shares with its sibling
+                            )
+                            # date_dim: total multiplicity by what it shares with its sibling
+                            self.date_dim_count_by_cs_sold_date_sk = {}
                             self._appliers = {
                                 "catalog_sales": self._apply_catalog_sales,
                                 "date_dim": self._apply_date_dim,
@@ -3509,8 +3552,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def delete(self, relation: str, row: Sequence) -> None:
                             """Delete one occurrence of `row` from `relation`."""
@@ -3523,8 +3568,10 @@ def _make_derived1():
                             except BaseException:
                                 self._rejected()
                                 raise
-                            if self._pending is not None:
+                            if self._pending:
                                 self._flush()
+                            elif self._pending is not None:
+                                self._changes = []  # nothing changed
 
                         def update(
                             self,
@@ -4121,9 +4168,10 @@ def _make_derived1():
                             finally:
                                 pending.clear()
                             self._changes = changes
-                            if self._on_delta is not None:
+                            on_delta = self._on_delta
+                            if on_delta is not None:
                                 for row, change in changes:
-                                    self._on_delta(row, change)
+                                    on_delta(row, change)
 
                         def _changes_of(self, pending):
                             """The row changes of one call's merged deltas."""
@@ -4132,11 +4180,12 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
+                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = self._lookup(*key)
-                                new = None if p is None else self._group_row(*key, p)
+                                p = lookup(*key)
+                                new = None if p is None else group_row(*key, p)
                                 old = reported.get(key)
-                                if not _same(old, new):
+                                if old != new and not _same(old, new):
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -4301,7 +4350,8 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.csci_root = {}  # root csci: its tuples
+                        # root csci: its tuples
+                        self.csci_root = {}
                         self._appliers = {
                             "catalog_sales": self._apply_catalog_sales,
                             "date_dim": self._apply_date_dim,
@@ -4332,8 +4382,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -4346,8 +4398,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -4536,9 +4590,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -4725,7 +4780,8 @@ def _make_derived1():
                     push: bool = False,
                 ) -> None:
                     self.derived1_rows = {}  # input rows: row -> multiplicity
-                    self.ssci_root = {}  # root ssci: its tuples
+                    # root ssci: its tuples
+                    self.ssci_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -4769,8 +4825,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -4783,8 +4841,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5090,9 +5150,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -5341,9 +5402,12 @@ def _make_derived1():
                 aggregate's 0/0) as in SQL."""
                 if a is None or b is None:
                     return a is b
-                return len(a) == len(b) and all(
-                    x == y or (x != x and y != y) for x, y in zip(a, b)
-                )
+                if len(a) != len(b):
+                    return False
+                for x, y in zip(a, b):
+                    if x != y and (x == x or y == y):
+                        return False
+                return True
 
             class View:
                 """The query's (T, N)-representation under inserts and deletes.
@@ -5434,13 +5498,14 @@ def _make_derived1():
                 ) -> None:
                     self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                     self.date_dim_rows = {}  # input rows: row -> multiplicity
-                    self.n0_root = {}  # root n0: its tuples
+                    # root n0: its tuples
+                    self.n0_root = {}
+                    # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
                     self.catalog_sales_cs_bill_customer_sk_cs_item_sk_by_cs_sold_date_sk = (
                         {}
-                    )  # catalog_sales projected on cs_bill_customer_sk, cs_item_sk, by what it shares with its sibling
-                    self.date_dim_count_by_cs_sold_date_sk = (
-                        {}
-                    )  # date_dim: total multiplicity by what it shares with its sibling
+                    )
+                    # date_dim: total multiplicity by what it shares with its sibling
+                    self.date_dim_count_by_cs_sold_date_sk = {}
                     self._appliers = {
                         "catalog_sales": self._apply_catalog_sales,
                         "date_dim": self._apply_date_dim,
@@ -5465,8 +5530,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -5479,8 +5546,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -5974,9 +6043,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -5985,11 +6055,12 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
+                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = self._lookup(*key)
-                        new = None if p is None else self._group_row(*key, p)
+                        p = lookup(*key)
+                        new = None if p is None else group_row(*key, p)
                         old = reported.get(key)
-                        if not _same(old, new):
+                        if old != new and not _same(old, new):
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6158,9 +6229,12 @@ def _make_derived1():
                     aggregate's 0/0) as in SQL."""
                     if a is None or b is None:
                         return a is b
-                    return len(a) == len(b) and all(
-                        x == y or (x != x and y != y) for x, y in zip(a, b)
-                    )
+                    if len(a) != len(b):
+                        return False
+                    for x, y in zip(a, b):
+                        if x != y and (x == x or y == y):
+                            return False
+                    return True
 
                 class View:
                     """The query's (T, N)-representation under inserts and deletes.
@@ -6240,13 +6314,14 @@ def _make_derived1():
                     ) -> None:
                         self.store_sales_rows = {}  # input rows: row -> multiplicity
                         self.date_dim_rows = {}  # input rows: row -> multiplicity
-                        self.n0_root = {}  # root n0: its tuples
+                        # root n0: its tuples
+                        self.n0_root = {}
+                        # store_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
                         self.store_sales_ss_item_sk_ss_customer_sk_by_ss_sold_date_sk = (
                             {}
-                        )  # store_sales projected on ss_item_sk, ss_customer_sk, by what it shares with its sibling
-                        self.date_dim_count_by_ss_sold_date_sk = (
-                            {}
-                        )  # date_dim: total multiplicity by what it shares with its sibling
+                        )
+                        # date_dim: total multiplicity by what it shares with its sibling
+                        self.date_dim_count_by_ss_sold_date_sk = {}
                         self._appliers = {
                             "store_sales": self._apply_store_sales,
                             "date_dim": self._apply_date_dim,
@@ -6275,8 +6350,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def delete(self, relation: str, row: Sequence) -> None:
                         """Delete one occurrence of `row` from `relation`."""
@@ -6289,8 +6366,10 @@ def _make_derived1():
                         except BaseException:
                             self._rejected()
                             raise
-                        if self._pending is not None:
+                        if self._pending:
                             self._flush()
+                        elif self._pending is not None:
+                            self._changes = []  # nothing changed
 
                     def update(
                         self,
@@ -6804,9 +6883,10 @@ def _make_derived1():
                         finally:
                             pending.clear()
                         self._changes = changes
-                        if self._on_delta is not None:
+                        on_delta = self._on_delta
+                        if on_delta is not None:
                             for row, change in changes:
-                                self._on_delta(row, change)
+                                on_delta(row, change)
 
                     def _changes_of(self, pending):
                         """The row changes of one call's merged deltas."""
@@ -6815,11 +6895,12 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
+                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = self._lookup(*key)
-                            new = None if p is None else self._group_row(*key, p)
+                            p = lookup(*key)
+                            new = None if p is None else group_row(*key, p)
                             old = reported.get(key)
-                            if not _same(old, new):
+                            if old != new and not _same(old, new):
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -6973,7 +7054,8 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.ssci_root = {}  # root ssci: its tuples
+                    # root ssci: its tuples
+                    self.ssci_root = {}
                     self._appliers = {
                         "store_sales": self._apply_store_sales,
                         "date_dim": self._apply_date_dim,
@@ -7004,8 +7086,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def delete(self, relation: str, row: Sequence) -> None:
                     """Delete one occurrence of `row` from `relation`."""
@@ -7018,8 +7102,10 @@ def _make_derived1():
                     except BaseException:
                         self._rejected()
                         raise
-                    if self._pending is not None:
+                    if self._pending:
                         self._flush()
+                    elif self._pending is not None:
+                        self._changes = []  # nothing changed
 
                 def update(
                     self,
@@ -7204,9 +7290,10 @@ def _make_derived1():
                     finally:
                         pending.clear()
                     self._changes = changes
-                    if self._on_delta is not None:
+                    on_delta = self._on_delta
+                    if on_delta is not None:
                         for row, change in changes:
-                            self._on_delta(row, change)
+                            on_delta(row, change)
 
                 def _changes_of(self, pending):
                     """The row changes of one call's merged deltas."""
@@ -7396,7 +7483,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.derived1_rows = {}  # input rows: row -> multiplicity
-                self.csci_root = {}  # root csci: its tuples
+                # root csci: its tuples
+                self.csci_root = {}
                 self._appliers = {
                     "catalog_sales": self._apply_catalog_sales,
                     "date_dim": self._apply_date_dim,
@@ -7432,8 +7520,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -7446,8 +7536,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -7745,9 +7837,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -8000,7 +8093,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.oj1_root = {}  # root oj1: its tuples
+        # root oj1: its tuples
+        self.oj1_root = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "date_dim": self._apply_date_dim,
@@ -8038,8 +8132,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -8052,8 +8148,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -8287,9 +8385,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -8298,11 +8397,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = self._group_row(*key, _ZERO if p is None else p)
+            p = lookup(*key)
+            new = group_row(*key, _ZERO if p is None else p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -209,9 +209,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -318,19 +321,18 @@ def _make_derived1():
             self.store_sales_rows = {}  # input rows: row -> multiplicity
             self.item_rows = {}  # input rows: row -> multiplicity
             self.date_dim_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
+            # root n0: its tuples
+            self.n0_root = {}
+            # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
             self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk = (
                 {}
-            )  # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
-            self.n3_count_by_ss_item_sk = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                {}
-            )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-            self.date_dim_count_by_ss_sold_date_sk = (
-                {}
-            )  # date_dim: total multiplicity by what it shares with its sibling
+            )
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_ss_item_sk = {}
+            # store_sales projected on ss_item_sk, by what it shares with its sibling
+            self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+            # date_dim: total multiplicity by what it shares with its sibling
+            self.date_dim_count_by_ss_sold_date_sk = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "item": self._apply_item,
@@ -357,8 +359,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -371,8 +375,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1534,9 +1540,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1545,11 +1552,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1672,9 +1680,12 @@ def _make_derived2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -1746,9 +1757,12 @@ def _make_derived2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -1857,19 +1871,18 @@ def _make_derived2():
                 self.store_sales_rows = {}  # input rows: row -> multiplicity
                 self.item_rows = {}  # input rows: row -> multiplicity
                 self.date_dim_rows = {}  # input rows: row -> multiplicity
-                self.n0_root = {}  # root n0: its tuples
+                # root n0: its tuples
+                self.n0_root = {}
+                # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
                 self.item_i_item_id_i_item_desc_i_current_price_i_class_i_category_by_ss_item_sk = (
                     {}
-                )  # item projected on i_item_id, i_item_desc, i_current_price, i_class, i_category, by what it shares with its sibling
-                self.n3_count_by_ss_item_sk = (
-                    {}
-                )  # n3: total multiplicity by what it shares with its sibling
-                self.store_sales_ss_item_sk_by_ss_sold_date_sk = (
-                    {}
-                )  # store_sales projected on ss_item_sk, by what it shares with its sibling
-                self.date_dim_count_by_ss_sold_date_sk = (
-                    {}
-                )  # date_dim: total multiplicity by what it shares with its sibling
+                )
+                # n3: total multiplicity by what it shares with its sibling
+                self.n3_count_by_ss_item_sk = {}
+                # store_sales projected on ss_item_sk, by what it shares with its sibling
+                self.store_sales_ss_item_sk_by_ss_sold_date_sk = {}
+                # date_dim: total multiplicity by what it shares with its sibling
+                self.date_dim_count_by_ss_sold_date_sk = {}
                 self._appliers = {
                     "store_sales": self._apply_store_sales,
                     "item": self._apply_item,
@@ -1896,8 +1909,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -1910,8 +1925,10 @@ def _make_derived2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -3131,9 +3148,10 @@ def _make_derived2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -3142,11 +3160,12 @@ def _make_derived2():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -3331,7 +3350,8 @@ def _make_derived2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.rows_2_root = {}  # root rows_2: its tuples
+            # root rows_2: its tuples
+            self.rows_2_root = {}
             self._appliers = {
                 "store_sales": self._apply_store_sales,
                 "item": self._apply_item,
@@ -3360,8 +3380,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -3374,8 +3396,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3583,9 +3607,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3594,11 +3619,12 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -3769,19 +3795,16 @@ class View:
     def __init__(
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
-        self.n0_root = {}  # root n0: its tuples
-        self.windowed_by___c4 = (
-            {}
-        )  # windowed by the variables it shares with its parent
-        self.windowed_count_by___c4 = (
-            {}
-        )  # windowed: total multiplicity by what it shares with its sibling
-        self.partition1_by___c4 = (
-            {}
-        )  # partition1 by the variables it shares with its parent
-        self.partition1_count_by___c4 = (
-            {}
-        )  # partition1: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # windowed by the variables it shares with its parent
+        self.windowed_by___c4 = {}
+        # windowed: total multiplicity by what it shares with its sibling
+        self.windowed_count_by___c4 = {}
+        # partition1 by the variables it shares with its parent
+        self.partition1_by___c4 = {}
+        # partition1: total multiplicity by what it shares with its sibling
+        self.partition1_count_by___c4 = {}
         self._appliers = {
             "store_sales": self._apply_store_sales,
             "item": self._apply_item,
@@ -3815,8 +3838,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3829,8 +3854,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4164,9 +4191,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -186,7 +186,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -345,47 +350,38 @@ class View:
         self.ship_mode_rows = {}  # input rows: row -> multiplicity
         self.call_center_rows = {}  # input rows: row -> multiplicity
         self.date_dim_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_cs_call_center_sk = (
-            {}
-        )  # n1 by the variables it shares with its parent
-        self.n1_count_by_cs_call_center_sk = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.n2_by_cs_call_center_sk_cs_ship_mode_sk = (
-            {}
-        )  # n2 by the variables it shares with its parent
-        self.n2_cs_call_center_sk_by_cs_ship_mode_sk = (
-            {}
-        )  # n2 projected on cs_call_center_sk, by what it shares with its sibling
-        self.n3 = {}  # n3: its tuples
-        self.n3_cs_call_center_sk_cs_ship_mode_sk_by_cs_warehouse_sk = (
-            {}
-        )  # n3 projected on cs_call_center_sk, cs_ship_mode_sk, by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_cs_call_center_sk = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_cs_call_center_sk = {}
+        # n2 by the variables it shares with its parent
+        self.n2_by_cs_call_center_sk_cs_ship_mode_sk = {}
+        # n2 projected on cs_call_center_sk, by what it shares with its sibling
+        self.n2_cs_call_center_sk_by_cs_ship_mode_sk = {}
+        # n3: its tuples
+        self.n3 = {}
+        # n3 projected on cs_call_center_sk, cs_ship_mode_sk, by what it shares with its sibling
+        self.n3_cs_call_center_sk_cs_ship_mode_sk_by_cs_warehouse_sk = {}
+        # catalog_sales projected on cs_call_center_sk, cs_ship_mode_sk, cs_warehouse_sk, by what it shares with its sibling
         self.catalog_sales_cs_call_center_sk_cs_ship_mode_sk_cs_warehouse_sk_by_cs_ship_date_sk = (
             {}
-        )  # catalog_sales projected on cs_call_center_sk, cs_ship_mode_sk, cs_warehouse_sk, by what it shares with its sibling
-        self.date_dim_count_by_cs_ship_date_sk = (
-            {}
-        )  # date_dim: total multiplicity by what it shares with its sibling
-        self.warehouse_by_cs_warehouse_sk = (
-            {}
-        )  # warehouse by the variables it shares with its parent
-        self.warehouse_count_by_cs_warehouse_sk = (
-            {}
-        )  # warehouse: total multiplicity by what it shares with its sibling
-        self.ship_mode_by_cs_ship_mode_sk = (
-            {}
-        )  # ship_mode by the variables it shares with its parent
-        self.ship_mode_count_by_cs_ship_mode_sk = (
-            {}
-        )  # ship_mode: total multiplicity by what it shares with its sibling
-        self.call_center_by_cs_call_center_sk = (
-            {}
-        )  # call_center by the variables it shares with its parent
-        self.call_center_count_by_cs_call_center_sk = (
-            {}
-        )  # call_center: total multiplicity by what it shares with its sibling
+        )
+        # date_dim: total multiplicity by what it shares with its sibling
+        self.date_dim_count_by_cs_ship_date_sk = {}
+        # warehouse by the variables it shares with its parent
+        self.warehouse_by_cs_warehouse_sk = {}
+        # warehouse: total multiplicity by what it shares with its sibling
+        self.warehouse_count_by_cs_warehouse_sk = {}
+        # ship_mode by the variables it shares with its parent
+        self.ship_mode_by_cs_ship_mode_sk = {}
+        # ship_mode: total multiplicity by what it shares with its sibling
+        self.ship_mode_count_by_cs_ship_mode_sk = {}
+        # call_center by the variables it shares with its parent
+        self.call_center_by_cs_call_center_sk = {}
+        # call_center: total multiplicity by what it shares with its sibling
+        self.call_center_count_by_cs_call_center_sk = {}
         self._appliers = {
             "catalog_sales": self._apply_catalog_sales,
             "warehouse": self._apply_warehouse,
@@ -422,8 +418,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -436,8 +434,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3953,9 +3953,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -3997,7 +3998,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

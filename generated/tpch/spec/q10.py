@@ -192,7 +192,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 class View:
@@ -267,29 +272,26 @@ class View:
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.lineitem_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_c_nationkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_c_nationkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_c_nationkey = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_c_nationkey = {}
+        # customer projected on c_name, c_address, c_nationkey, c_phone, c_acctbal, c_comment, by what it shares with its sibling
         self.customer_c_name_c_address_c_nationkey_c_phone_c_acctbal_c_comment_by_c_custkey = (
             {}
-        )  # customer projected on c_name, c_address, c_nationkey, c_phone, c_acctbal, c_comment, by what it shares with its sibling
-        self.n3_count_by_c_custkey = (
-            {}
-        )  # n3: total multiplicity by what it shares with its sibling
-        self.orders_c_custkey_by_o_orderkey = (
-            {}
-        )  # orders projected on c_custkey, by what it shares with its sibling
-        self.lineitem_count_by_o_orderkey = (
-            {}
-        )  # lineitem: total multiplicity by what it shares with its sibling
-        self.nation_by_c_nationkey = (
-            {}
-        )  # nation by the variables it shares with its parent
-        self.nation_count_by_c_nationkey = (
-            {}
-        )  # nation: total multiplicity by what it shares with its sibling
+        )
+        # n3: total multiplicity by what it shares with its sibling
+        self.n3_count_by_c_custkey = {}
+        # orders projected on c_custkey, by what it shares with its sibling
+        self.orders_c_custkey_by_o_orderkey = {}
+        # lineitem: total multiplicity by what it shares with its sibling
+        self.lineitem_count_by_o_orderkey = {}
+        # nation by the variables it shares with its parent
+        self.nation_by_c_nationkey = {}
+        # nation: total multiplicity by what it shares with its sibling
+        self.nation_count_by_c_nationkey = {}
         self._appliers = {
             "customer": self._apply_customer,
             "orders": self._apply_orders,
@@ -324,8 +326,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -338,8 +342,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2073,9 +2079,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -2102,7 +2109,7 @@ class View:
                     None if entry is None else self._group_row(*group, entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -192,9 +192,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -239,19 +242,16 @@ def _make_derived1():
             self.partsupp_rows = {}  # input rows: row -> multiplicity
             self.supplier_rows = {}  # input rows: row -> multiplicity
             self.nation_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.partsupp_ps_partkey_by_ps_suppkey = (
-                {}
-            )  # partsupp projected on ps_partkey, by what it shares with its sibling
-            self.n3_count_by_ps_suppkey = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.supplier_ps_suppkey_by_s_nationkey = (
-                {}
-            )  # supplier projected on ps_suppkey, by what it shares with its sibling
-            self.nation_count_by_s_nationkey = (
-                {}
-            )  # nation: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # partsupp projected on ps_partkey, by what it shares with its sibling
+            self.partsupp_ps_partkey_by_ps_suppkey = {}
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_ps_suppkey = {}
+            # supplier projected on ps_suppkey, by what it shares with its sibling
+            self.supplier_ps_suppkey_by_s_nationkey = {}
+            # nation: total multiplicity by what it shares with its sibling
+            self.nation_count_by_s_nationkey = {}
             self._appliers = {
                 "partsupp": self._apply_partsupp,
                 "supplier": self._apply_supplier,
@@ -278,8 +278,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -292,8 +294,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -969,9 +973,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -980,11 +985,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1115,9 +1121,12 @@ def _make_scalar_2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -1162,19 +1171,16 @@ def _make_scalar_2():
             self.partsupp_rows = {}  # input rows: row -> multiplicity
             self.supplier_rows = {}  # input rows: row -> multiplicity
             self.nation_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n2_count_by_ps_suppkey = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.supplier_ps_suppkey_by_s_nationkey = (
-                {}
-            )  # supplier projected on ps_suppkey, by what it shares with its sibling
-            self.nation_count_by_s_nationkey = (
-                {}
-            )  # nation: total multiplicity by what it shares with its sibling
-            self.partsupp_count_by_ps_suppkey = (
-                {}
-            )  # partsupp: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_ps_suppkey = {}
+            # supplier projected on ps_suppkey, by what it shares with its sibling
+            self.supplier_ps_suppkey_by_s_nationkey = {}
+            # nation: total multiplicity by what it shares with its sibling
+            self.nation_count_by_s_nationkey = {}
+            # partsupp: total multiplicity by what it shares with its sibling
+            self.partsupp_count_by_ps_suppkey = {}
             self._appliers = {
                 "partsupp": self._apply_partsupp,
                 "supplier": self._apply_supplier,
@@ -1208,8 +1214,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1222,8 +1230,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1850,9 +1860,10 @@ def _make_scalar_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1861,11 +1872,12 @@ def _make_scalar_2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = self._group_row(*key, _ZERO if p is None else p)
+                p = lookup(*key)
+                new = group_row(*key, _ZERO if p is None else p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1981,7 +1993,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.having_root = {}  # root having: its tuples
+        # root having: its tuples
+        self.having_root = {}
         self._appliers = {
             "partsupp": self._apply_partsupp,
             "supplier": self._apply_supplier,
@@ -2019,8 +2032,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -2033,8 +2048,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2365,9 +2382,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

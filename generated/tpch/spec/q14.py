@@ -70,7 +70,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _div(a, b):
@@ -136,17 +141,16 @@ class View:
     ) -> None:
         self.lineitem_rows = {}  # input rows: row -> multiplicity
         self.part_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.lineitem_by_l_partkey = (
-            {}
-        )  # lineitem by the variables it shares with its parent
-        self.lineitem_count_by_l_partkey = (
-            {}
-        )  # lineitem: total multiplicity by what it shares with its sibling
-        self.part_by_l_partkey = {}  # part by the variables it shares with its parent
-        self.part_count_by_l_partkey = (
-            {}
-        )  # part: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # lineitem by the variables it shares with its parent
+        self.lineitem_by_l_partkey = {}
+        # lineitem: total multiplicity by what it shares with its sibling
+        self.lineitem_count_by_l_partkey = {}
+        # part by the variables it shares with its parent
+        self.part_by_l_partkey = {}
+        # part: total multiplicity by what it shares with its sibling
+        self.part_count_by_l_partkey = {}
         self._appliers = {"lineitem": self._apply_lineitem, "part": self._apply_part}
         self._batchers = {  # update() of several rows: summed per key first
             "lineitem": self._batch_lineitem,
@@ -179,8 +183,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -193,8 +199,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -735,9 +743,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -788,7 +797,7 @@ class View:
                     else self._group_row(entry[0], entry)
                 )
                 old = reported.get(group)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -156,9 +156,12 @@ def _make_derived1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -202,7 +205,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.lineitem_rows = {}  # input rows: row -> multiplicity
-            self.lineitem_root = {}  # root lineitem: its tuples
+            # root lineitem: its tuples
+            self.lineitem_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
             self._batchers = {  # update() of several rows: summed per key first
                 "lineitem": self._batch_lineitem
@@ -223,8 +227,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -237,8 +243,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -520,9 +528,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -531,11 +540,12 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
+            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = self._lookup(*key)
-                new = None if p is None else self._group_row(*key, p)
+                p = lookup(*key)
+                new = None if p is None else group_row(*key, p)
                 old = reported.get(key)
-                if not _same(old, new):
+                if old != new and not _same(old, new):
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -636,9 +646,12 @@ def _make_scalar_2():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     def _make_derived1():
         """The inner view of a subquery; its result is a relation of View."""
@@ -692,9 +705,12 @@ def _make_scalar_2():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -740,7 +756,8 @@ def _make_scalar_2():
                 push: bool = False,
             ) -> None:
                 self.lineitem_rows = {}  # input rows: row -> multiplicity
-                self.lineitem_root = {}  # root lineitem: its tuples
+                # root lineitem: its tuples
+                self.lineitem_root = {}
                 self._appliers = {"lineitem": self._apply_lineitem}
                 self._batchers = {  # update() of several rows: summed per key first
                     "lineitem": self._batch_lineitem
@@ -761,8 +778,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -775,8 +794,10 @@ def _make_scalar_2():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -1070,9 +1091,10 @@ def _make_scalar_2():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1081,11 +1103,12 @@ def _make_scalar_2():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1193,7 +1216,8 @@ def _make_scalar_2():
             push: bool = False,
         ) -> None:
             self.derived1__rows = {}  # input rows: row -> multiplicity
-            self.revenue0_root = {}  # root revenue0: its tuples
+            # root revenue0: its tuples
+            self.revenue0_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
             self._batchers = {}  # update() of several rows: summed per key first
             self.sub_derived1 = _derived1__view(push=True)  # a subquery's inner view
@@ -1229,8 +1253,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1243,8 +1269,10 @@ def _make_scalar_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1423,9 +1451,10 @@ def _make_scalar_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1463,7 +1492,7 @@ def _make_scalar_2():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1583,19 +1612,16 @@ class View:
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
         self.supplier_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.revenue0_by_s_suppkey = (
-            {}
-        )  # revenue0 by the variables it shares with its parent
-        self.revenue0_count_by_s_suppkey = (
-            {}
-        )  # revenue0: total multiplicity by what it shares with its sibling
-        self.supplier_by_s_suppkey = (
-            {}
-        )  # supplier by the variables it shares with its parent
-        self.supplier_count_by_s_suppkey = (
-            {}
-        )  # supplier: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # revenue0 by the variables it shares with its parent
+        self.revenue0_by_s_suppkey = {}
+        # revenue0: total multiplicity by what it shares with its sibling
+        self.revenue0_count_by_s_suppkey = {}
+        # supplier by the variables it shares with its parent
+        self.supplier_by_s_suppkey = {}
+        # supplier: total multiplicity by what it shares with its sibling
+        self.supplier_count_by_s_suppkey = {}
         self._appliers = {
             "supplier": self._apply_supplier,
             "lineitem": self._apply_lineitem,
@@ -1634,8 +1660,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1648,8 +1676,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2255,9 +2285,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -300,9 +300,12 @@ def _make_scalar_1():
         aggregate's 0/0) as in SQL."""
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(
-            x == y or (x != x and y != y) for x, y in zip(a, b)
-        )
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x != y and (x == x or y == y):
+                return False
+        return True
 
     class View:
         """The query's (T, N)-representation under inserts and deletes.
@@ -349,25 +352,20 @@ def _make_scalar_1():
             self.supplier_rows = {}  # input rows: row -> multiplicity
             self.nation_rows = {}  # input rows: row -> multiplicity
             self.region_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey = (
-                {}
-            )  # partsupp projected on ps_partkey, ps_supplycost, by what it shares with its sibling
-            self.n3_count_by_ps_suppkey = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.supplier_ps_suppkey_by_s_nationkey = (
-                {}
-            )  # supplier projected on ps_suppkey, by what it shares with its sibling
-            self.n5_count_by_s_nationkey = (
-                {}
-            )  # n5: total multiplicity by what it shares with its sibling
-            self.nation_s_nationkey_by_n_regionkey = (
-                {}
-            )  # nation projected on s_nationkey, by what it shares with its sibling
-            self.region_count_by_n_regionkey = (
-                {}
-            )  # region: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # partsupp projected on ps_partkey, ps_supplycost, by what it shares with its sibling
+            self.partsupp_ps_partkey_ps_supplycost_by_ps_suppkey = {}
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_ps_suppkey = {}
+            # supplier projected on ps_suppkey, by what it shares with its sibling
+            self.supplier_ps_suppkey_by_s_nationkey = {}
+            # n5: total multiplicity by what it shares with its sibling
+            self.n5_count_by_s_nationkey = {}
+            # nation projected on s_nationkey, by what it shares with its sibling
+            self.nation_s_nationkey_by_n_regionkey = {}
+            # region: total multiplicity by what it shares with its sibling
+            self.region_count_by_n_regionkey = {}
             self._appliers = {
                 "partsupp": self._apply_partsupp,
                 "supplier": self._apply_supplier,
@@ -400,8 +398,10 @@ def _make_scalar_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -414,8 +414,10 @@ def _make_scalar_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1356,9 +1358,10 @@ def _make_scalar_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1395,7 +1398,7 @@ def _make_scalar_1():
                         else self._group_row(*group, entry[0], entry)
                     )
                     old = reported.get(group)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1543,39 +1546,36 @@ class View:
         self.partsupp_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
         self.region_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n1_by_s_nationkey = {}  # n1 by the variables it shares with its parent
-        self.n1_count_by_s_nationkey = (
-            {}
-        )  # n1: total multiplicity by what it shares with its sibling
-        self.nation_s_nationkey_n_name_by_n_regionkey = (
-            {}
-        )  # nation projected on s_nationkey, n_name, by what it shares with its sibling
-        self.region_count_by_n_regionkey = (
-            {}
-        )  # region: total multiplicity by what it shares with its sibling
-        self.n5_by_s_nationkey = {}  # n5 by the variables it shares with its parent
-        self.n5_count_by_s_nationkey = (
-            {}
-        )  # n5: total multiplicity by what it shares with its sibling
-        self.supplier_by_s_suppkey_s_nationkey = (
-            {}
-        )  # supplier by the variables it shares with its parent
-        self.supplier_s_nationkey_by_s_suppkey = (
-            {}
-        )  # supplier projected on s_nationkey, by what it shares with its sibling
-        self.n7_by_s_suppkey = {}  # n7 by the variables it shares with its parent
-        self.n7_count_by_s_suppkey = (
-            {}
-        )  # n7: total multiplicity by what it shares with its sibling
-        self.n8 = {}  # n8: its tuples
-        self.n8_s_suppkey_by_p_partkey = (
-            {}
-        )  # n8 projected on s_suppkey, by what it shares with its sibling
-        self.part_by_p_partkey = {}  # part by the variables it shares with its parent
-        self.part_count_by_p_partkey = (
-            {}
-        )  # part: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n1 by the variables it shares with its parent
+        self.n1_by_s_nationkey = {}
+        # n1: total multiplicity by what it shares with its sibling
+        self.n1_count_by_s_nationkey = {}
+        # nation projected on s_nationkey, n_name, by what it shares with its sibling
+        self.nation_s_nationkey_n_name_by_n_regionkey = {}
+        # region: total multiplicity by what it shares with its sibling
+        self.region_count_by_n_regionkey = {}
+        # n5 by the variables it shares with its parent
+        self.n5_by_s_nationkey = {}
+        # n5: total multiplicity by what it shares with its sibling
+        self.n5_count_by_s_nationkey = {}
+        # supplier by the variables it shares with its parent
+        self.supplier_by_s_suppkey_s_nationkey = {}
+        # supplier projected on s_nationkey, by what it shares with its sibling
+        self.supplier_s_nationkey_by_s_suppkey = {}
+        # n7 by the variables it shares with its parent
+        self.n7_by_s_suppkey = {}
+        # n7: total multiplicity by what it shares with its sibling
+        self.n7_count_by_s_suppkey = {}
+        # n8: its tuples
+        self.n8 = {}
+        # n8 projected on s_suppkey, by what it shares with its sibling
+        self.n8_s_suppkey_by_p_partkey = {}
+        # part by the variables it shares with its parent
+        self.part_by_p_partkey = {}
+        # part: total multiplicity by what it shares with its sibling
+        self.part_count_by_p_partkey = {}
         self._appliers = {
             "part": self._apply_part,
             "supplier": self._apply_supplier,
@@ -1617,8 +1617,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1631,8 +1633,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2998,9 +3002,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

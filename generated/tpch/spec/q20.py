@@ -237,7 +237,8 @@ def _make_in_1():
                 push: bool = False,
             ) -> None:
                 self.part_rows = {}  # input rows: row -> multiplicity
-                self.part_root = {}  # root part: its tuples
+                # root part: its tuples
+                self.part_root = {}
                 self._appliers = {"part": self._apply_part}
                 self._batchers = {  # update() of several rows: summed per key first
                     "part": self._batch_part
@@ -257,8 +258,10 @@ def _make_in_1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -271,8 +274,10 @@ def _make_in_1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -499,9 +504,10 @@ def _make_in_1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -624,9 +630,12 @@ def _make_in_1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -672,7 +681,8 @@ def _make_in_1():
                 push: bool = False,
             ) -> None:
                 self.lineitem_rows = {}  # input rows: row -> multiplicity
-                self.lineitem_root = {}  # root lineitem: its tuples
+                # root lineitem: its tuples
+                self.lineitem_root = {}
                 self._appliers = {"lineitem": self._apply_lineitem}
                 self._batchers = {  # update() of several rows: summed per key first
                     "lineitem": self._batch_lineitem
@@ -693,8 +703,10 @@ def _make_in_1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -707,8 +719,10 @@ def _make_in_1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -992,9 +1006,10 @@ def _make_in_1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -1003,11 +1018,12 @@ def _make_in_1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = None if p is None else self._group_row(*key, p)
+                    p = lookup(*key)
+                    new = None if p is None else group_row(*key, p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1134,13 +1150,12 @@ def _make_in_1():
         ) -> None:
             self.in_1_rows = {}  # input rows: row -> multiplicity
             self.partsupp_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.partsupp_ps_suppkey_by_ps_partkey = (
-                {}
-            )  # partsupp projected on ps_suppkey, by what it shares with its sibling
-            self.in1_count_by_ps_partkey = (
-                {}
-            )  # in1: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # partsupp projected on ps_suppkey, by what it shares with its sibling
+            self.partsupp_ps_suppkey_by_ps_partkey = {}
+            # in1: total multiplicity by what it shares with its sibling
+            self.in1_count_by_ps_partkey = {}
             self._appliers = {
                 "partsupp": self._apply_partsupp,
                 "part": self._apply_part,
@@ -1176,8 +1191,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1190,8 +1207,10 @@ def _make_in_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1588,9 +1607,10 @@ def _make_in_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1745,19 +1765,16 @@ class View:
         self.in_1_rows = {}  # input rows: row -> multiplicity
         self.supplier_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_s_name_s_address_by_s_nationkey = (
-            {}
-        )  # n2 projected on s_name, s_address, by what it shares with its sibling
-        self.supplier_s_name_s_address_s_nationkey_by_s_suppkey = (
-            {}
-        )  # supplier projected on s_name, s_address, s_nationkey, by what it shares with its sibling
-        self.in1_count_by_s_suppkey = (
-            {}
-        )  # in1: total multiplicity by what it shares with its sibling
-        self.nation_count_by_s_nationkey = (
-            {}
-        )  # nation: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2 projected on s_name, s_address, by what it shares with its sibling
+        self.n2_s_name_s_address_by_s_nationkey = {}
+        # supplier projected on s_name, s_address, s_nationkey, by what it shares with its sibling
+        self.supplier_s_name_s_address_s_nationkey_by_s_suppkey = {}
+        # in1: total multiplicity by what it shares with its sibling
+        self.in1_count_by_s_suppkey = {}
+        # nation: total multiplicity by what it shares with its sibling
+        self.nation_count_by_s_nationkey = {}
         self._appliers = {
             "supplier": self._apply_supplier,
             "nation": self._apply_nation,
@@ -1792,8 +1809,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1806,8 +1825,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2413,9 +2434,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""

@@ -191,7 +191,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_exists_1():
@@ -275,7 +280,8 @@ def _make_exists_1():
             push: bool = False,
         ) -> None:
             self.lineitem_rows = {}  # input rows: row -> multiplicity
-            self.l2_root = {}  # root l2: its tuples
+            # root l2: its tuples
+            self.l2_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
             self._batchers = {  # update() of several rows: summed per key first
                 "lineitem": self._batch_lineitem
@@ -295,8 +301,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -309,8 +317,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -531,9 +541,10 @@ def _make_exists_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -684,7 +695,8 @@ def _make_exists_2():
             push: bool = False,
         ) -> None:
             self.lineitem_rows = {}  # input rows: row -> multiplicity
-            self.l3_root = {}  # root l3: its tuples
+            # root l3: its tuples
+            self.l3_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
             self._batchers = {  # update() of several rows: summed per key first
                 "lineitem": self._batch_lineitem
@@ -704,8 +716,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -718,8 +732,10 @@ def _make_exists_2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -972,9 +988,10 @@ def _make_exists_2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1104,25 +1121,20 @@ class View:
         self.lineitem_rows = {}  # input rows: row -> multiplicity
         self.orders_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_s_name_by_s_nationkey = (
-            {}
-        )  # n2 projected on s_name, by what it shares with its sibling
-        self.supplier_s_name_s_nationkey_by_s_suppkey = (
-            {}
-        )  # supplier projected on s_name, s_nationkey, by what it shares with its sibling
-        self.n4_count_by_s_suppkey = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.l1_s_suppkey_by_l_orderkey = (
-            {}
-        )  # l1 projected on s_suppkey, by what it shares with its sibling
-        self.orders_count_by_l_orderkey = (
-            {}
-        )  # orders: total multiplicity by what it shares with its sibling
-        self.nation_count_by_s_nationkey = (
-            {}
-        )  # nation: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2 projected on s_name, by what it shares with its sibling
+        self.n2_s_name_by_s_nationkey = {}
+        # supplier projected on s_name, s_nationkey, by what it shares with its sibling
+        self.supplier_s_name_s_nationkey_by_s_suppkey = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_s_suppkey = {}
+        # l1 projected on s_suppkey, by what it shares with its sibling
+        self.l1_s_suppkey_by_l_orderkey = {}
+        # orders: total multiplicity by what it shares with its sibling
+        self.orders_count_by_l_orderkey = {}
+        # nation: total multiplicity by what it shares with its sibling
+        self.nation_count_by_s_nationkey = {}
         self._appliers = {
             "supplier": self._apply_supplier,
             "lineitem": self._apply_lineitem,
@@ -1170,8 +1182,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1184,8 +1198,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2171,9 +2187,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -2182,11 +2199,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

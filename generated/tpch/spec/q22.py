@@ -92,7 +92,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -242,7 +247,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.orders_rows = {}  # input rows: row -> multiplicity
-                self.orders_root = {}  # root orders: its tuples
+                # root orders: its tuples
+                self.orders_root = {}
                 self._appliers = {"orders": self._apply_orders}
                 self._batchers = {  # update() of several rows: summed per key first
                     "orders": self._batch_orders
@@ -262,8 +268,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -276,8 +284,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -496,9 +506,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -615,9 +626,12 @@ def _make_derived1():
             aggregate's 0/0) as in SQL."""
             if a is None or b is None:
                 return a is b
-            return len(a) == len(b) and all(
-                x == y or (x != x and y != y) for x, y in zip(a, b)
-            )
+            if len(a) != len(b):
+                return False
+            for x, y in zip(a, b):
+                if x != y and (x == x or y == y):
+                    return False
+            return True
 
         class View:
             """The query's (T, N)-representation under inserts and deletes.
@@ -655,7 +669,8 @@ def _make_derived1():
                 push: bool = False,
             ) -> None:
                 self.customer_rows = {}  # input rows: row -> multiplicity
-                self.customer_root = {}  # root customer: its tuples
+                # root customer: its tuples
+                self.customer_root = {}
                 self._appliers = {"customer": self._apply_customer}
                 self._batchers = {  # update() of several rows: summed per key first
                     "customer": self._batch_customer
@@ -683,8 +698,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def delete(self, relation: str, row: Sequence) -> None:
                 """Delete one occurrence of `row` from `relation`."""
@@ -697,8 +714,10 @@ def _make_derived1():
                 except BaseException:
                     self._rejected()
                     raise
-                if self._pending is not None:
+                if self._pending:
                     self._flush()
+                elif self._pending is not None:
+                    self._changes = []  # nothing changed
 
             def update(
                 self,
@@ -947,9 +966,10 @@ def _make_derived1():
                 finally:
                     pending.clear()
                 self._changes = changes
-                if self._on_delta is not None:
+                on_delta = self._on_delta
+                if on_delta is not None:
                     for row, change in changes:
-                        self._on_delta(row, change)
+                        on_delta(row, change)
 
             def _changes_of(self, pending):
                 """The row changes of one call's merged deltas."""
@@ -958,11 +978,12 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
+                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = self._lookup(*key)
-                    new = self._group_row(*key, _ZERO if p is None else p)
+                    p = lookup(*key)
+                    new = group_row(*key, _ZERO if p is None else p)
                     old = reported.get(key)
-                    if not _same(old, new):
+                    if old != new and not _same(old, new):
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1073,7 +1094,8 @@ def _make_derived1():
             push: bool = False,
         ) -> None:
             self.customer_rows = {}  # input rows: row -> multiplicity
-            self.customer_root = {}  # root customer: its tuples
+            # root customer: its tuples
+            self.customer_root = {}
             self._appliers = {
                 "customer": self._apply_customer,
                 "orders": self._apply_orders,
@@ -1112,8 +1134,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1126,8 +1150,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1453,9 +1479,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1575,7 +1602,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.custsale_root = {}  # root custsale: its tuples
+        # root custsale: its tuples
+        self.custsale_root = {}
         self._appliers = {
             "customer": self._apply_customer,
             "orders": self._apply_orders,
@@ -1605,8 +1633,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1619,8 +1649,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1823,9 +1855,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -1841,11 +1874,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

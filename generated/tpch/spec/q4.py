@@ -111,7 +111,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_exists_1():
@@ -196,7 +201,8 @@ def _make_exists_1():
             push: bool = False,
         ) -> None:
             self.lineitem_rows = {}  # input rows: row -> multiplicity
-            self.lineitem_root = {}  # root lineitem: its tuples
+            # root lineitem: its tuples
+            self.lineitem_root = {}
             self._appliers = {"lineitem": self._apply_lineitem}
             self._batchers = {  # update() of several rows: summed per key first
                 "lineitem": self._batch_lineitem
@@ -216,8 +222,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -230,8 +238,10 @@ def _make_exists_1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -473,9 +483,10 @@ def _make_exists_1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -593,13 +604,12 @@ class View:
     ) -> None:
         self.exists_1_rows = {}  # input rows: row -> multiplicity
         self.orders_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.orders_o_orderpriority_by_o_orderkey = (
-            {}
-        )  # orders projected on o_orderpriority, by what it shares with its sibling
-        self.exists1_count_by_o_orderkey = (
-            {}
-        )  # exists1: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # orders projected on o_orderpriority, by what it shares with its sibling
+        self.orders_o_orderpriority_by_o_orderkey = {}
+        # exists1: total multiplicity by what it shares with its sibling
+        self.exists1_count_by_o_orderkey = {}
         self._appliers = {
             "orders": self._apply_orders,
             "lineitem": self._apply_lineitem,
@@ -631,8 +641,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -645,8 +657,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -1016,9 +1030,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -1034,11 +1049,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

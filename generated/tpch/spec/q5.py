@@ -159,7 +159,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -254,19 +259,16 @@ def _make_derived1():
         ) -> None:
             self.customer_rows = {}  # input rows: row -> multiplicity
             self.orders_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.customer_by_c_custkey = (
-                {}
-            )  # customer by the variables it shares with its parent
-            self.customer_count_by_c_custkey = (
-                {}
-            )  # customer: total multiplicity by what it shares with its sibling
-            self.orders_by_c_custkey = (
-                {}
-            )  # orders by the variables it shares with its parent
-            self.orders_count_by_c_custkey = (
-                {}
-            )  # orders: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # customer by the variables it shares with its parent
+            self.customer_by_c_custkey = {}
+            # customer: total multiplicity by what it shares with its sibling
+            self.customer_count_by_c_custkey = {}
+            # orders by the variables it shares with its parent
+            self.orders_by_c_custkey = {}
+            # orders: total multiplicity by what it shares with its sibling
+            self.orders_count_by_c_custkey = {}
             self._appliers = {
                 "customer": self._apply_customer,
                 "orders": self._apply_orders,
@@ -294,8 +296,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -308,8 +312,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -809,9 +815,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -997,19 +1004,16 @@ def _make_derived2():
         ) -> None:
             self.lineitem_rows = {}  # input rows: row -> multiplicity
             self.supplier_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.lineitem_by_l_suppkey = (
-                {}
-            )  # lineitem by the variables it shares with its parent
-            self.lineitem_count_by_l_suppkey = (
-                {}
-            )  # lineitem: total multiplicity by what it shares with its sibling
-            self.supplier_by_l_suppkey = (
-                {}
-            )  # supplier by the variables it shares with its parent
-            self.supplier_count_by_l_suppkey = (
-                {}
-            )  # supplier: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # lineitem by the variables it shares with its parent
+            self.lineitem_by_l_suppkey = {}
+            # lineitem: total multiplicity by what it shares with its sibling
+            self.lineitem_count_by_l_suppkey = {}
+            # supplier by the variables it shares with its parent
+            self.supplier_by_l_suppkey = {}
+            # supplier: total multiplicity by what it shares with its sibling
+            self.supplier_count_by_l_suppkey = {}
             self._appliers = {
                 "lineitem": self._apply_lineitem,
                 "supplier": self._apply_supplier,
@@ -1037,8 +1041,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -1051,8 +1057,10 @@ def _make_derived2():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -1619,9 +1627,10 @@ def _make_derived2():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -1778,25 +1787,20 @@ class View:
         self.derived2_rows = {}  # input rows: row -> multiplicity
         self.nation_rows = {}  # input rows: row -> multiplicity
         self.region_rows = {}  # input rows: row -> multiplicity
-        self.n0_root = {}  # root n0: its tuples
-        self.n2_n_name_by_n_regionkey = (
-            {}
-        )  # n2 projected on n_name, by what it shares with its sibling
-        self.nation_n_name_n_regionkey_by_n_nationkey = (
-            {}
-        )  # nation projected on n_name, n_regionkey, by what it shares with its sibling
-        self.n4_count_by_n_nationkey = (
-            {}
-        )  # n4: total multiplicity by what it shares with its sibling
-        self.bag1_count_by_n_nationkey_orders__o_orderkey = (
-            {}
-        )  # bag1: total multiplicity by what it shares with its sibling
-        self.bag2_count_by_n_nationkey_orders__o_orderkey = (
-            {}
-        )  # bag2: total multiplicity by what it shares with its sibling
-        self.region_count_by_n_regionkey = (
-            {}
-        )  # region: total multiplicity by what it shares with its sibling
+        # root n0: its tuples
+        self.n0_root = {}
+        # n2 projected on n_name, by what it shares with its sibling
+        self.n2_n_name_by_n_regionkey = {}
+        # nation projected on n_name, n_regionkey, by what it shares with its sibling
+        self.nation_n_name_n_regionkey_by_n_nationkey = {}
+        # n4: total multiplicity by what it shares with its sibling
+        self.n4_count_by_n_nationkey = {}
+        # bag1: total multiplicity by what it shares with its sibling
+        self.bag1_count_by_n_nationkey_orders__o_orderkey = {}
+        # bag2: total multiplicity by what it shares with its sibling
+        self.bag2_count_by_n_nationkey_orders__o_orderkey = {}
+        # region: total multiplicity by what it shares with its sibling
+        self.region_count_by_n_regionkey = {}
         self._appliers = {
             "nation": self._apply_nation,
             "region": self._apply_region,
@@ -1837,8 +1841,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -1851,8 +1857,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -2630,9 +2638,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _changes_of(self, pending):
         """The row changes of one call's merged deltas."""
@@ -2641,11 +2650,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

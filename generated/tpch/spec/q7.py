@@ -105,7 +105,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -274,51 +279,48 @@ def _make_derived1():
             self.orders_rows = {}  # input rows: row -> multiplicity
             self.customer_rows = {}  # input rows: row -> multiplicity
             self.nation_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_l_orderkey = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_l_orderkey = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.orders = {}  # orders: its tuples
-            self.orders_l_orderkey_by_o_custkey = (
-                {}
-            )  # orders projected on l_orderkey, by what it shares with its sibling
-            self.n3_by_o_custkey = {}  # n3 by the variables it shares with its parent
-            self.n3_count_by_o_custkey = (
-                {}
-            )  # n3: total multiplicity by what it shares with its sibling
-            self.customer = {}  # customer: its tuples
-            self.customer_o_custkey_by_c_nationkey = (
-                {}
-            )  # customer projected on o_custkey, by what it shares with its sibling
-            self.n2_by_c_nationkey = {}  # n2 by the variables it shares with its parent
-            self.n2_count_by_c_nationkey = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n6_by_l_orderkey = {}  # n6 by the variables it shares with its parent
-            self.n6_count_by_l_orderkey = (
-                {}
-            )  # n6: total multiplicity by what it shares with its sibling
-            self.lineitem_by_s_suppkey_l_orderkey = (
-                {}
-            )  # lineitem by the variables it shares with its parent
-            self.lineitem_l_orderkey_by_s_suppkey = (
-                {}
-            )  # lineitem projected on l_orderkey, by what it shares with its sibling
-            self.n8_by_s_suppkey = {}  # n8 by the variables it shares with its parent
-            self.n8_count_by_s_suppkey = (
-                {}
-            )  # n8: total multiplicity by what it shares with its sibling
-            self.supplier = {}  # supplier: its tuples
-            self.supplier_s_suppkey_by_s_nationkey = (
-                {}
-            )  # supplier projected on s_suppkey, by what it shares with its sibling
-            self.n1_2_by_s_nationkey = (
-                {}
-            )  # n1_2 by the variables it shares with its parent
-            self.n1_2_count_by_s_nationkey = (
-                {}
-            )  # n1_2: total multiplicity by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_l_orderkey = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_l_orderkey = {}
+            # orders: its tuples
+            self.orders = {}
+            # orders projected on l_orderkey, by what it shares with its sibling
+            self.orders_l_orderkey_by_o_custkey = {}
+            # n3 by the variables it shares with its parent
+            self.n3_by_o_custkey = {}
+            # n3: total multiplicity by what it shares with its sibling
+            self.n3_count_by_o_custkey = {}
+            # customer: its tuples
+            self.customer = {}
+            # customer projected on o_custkey, by what it shares with its sibling
+            self.customer_o_custkey_by_c_nationkey = {}
+            # n2 by the variables it shares with its parent
+            self.n2_by_c_nationkey = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_c_nationkey = {}
+            # n6 by the variables it shares with its parent
+            self.n6_by_l_orderkey = {}
+            # n6: total multiplicity by what it shares with its sibling
+            self.n6_count_by_l_orderkey = {}
+            # lineitem by the variables it shares with its parent
+            self.lineitem_by_s_suppkey_l_orderkey = {}
+            # lineitem projected on l_orderkey, by what it shares with its sibling
+            self.lineitem_l_orderkey_by_s_suppkey = {}
+            # n8 by the variables it shares with its parent
+            self.n8_by_s_suppkey = {}
+            # n8: total multiplicity by what it shares with its sibling
+            self.n8_count_by_s_suppkey = {}
+            # supplier: its tuples
+            self.supplier = {}
+            # supplier projected on s_suppkey, by what it shares with its sibling
+            self.supplier_s_suppkey_by_s_nationkey = {}
+            # n1_2 by the variables it shares with its parent
+            self.n1_2_by_s_nationkey = {}
+            # n1_2: total multiplicity by what it shares with its sibling
+            self.n1_2_count_by_s_nationkey = {}
             self._appliers = {
                 "supplier": self._apply_supplier,
                 "lineitem": self._apply_lineitem,
@@ -352,8 +354,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -366,8 +370,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3141,9 +3147,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3334,7 +3341,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.shipping_root = {}  # root shipping: its tuples
+        # root shipping: its tuples
+        self.shipping_root = {}
         self._appliers = {
             "supplier": self._apply_supplier,
             "lineitem": self._apply_lineitem,
@@ -3367,8 +3375,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3381,8 +3391,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3626,9 +3638,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -3644,11 +3657,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

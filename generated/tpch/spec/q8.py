@@ -109,7 +109,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _div(a, b):
@@ -305,59 +310,50 @@ def _make_derived1():
             self.customer_rows = {}  # input rows: row -> multiplicity
             self.nation_rows = {}  # input rows: row -> multiplicity
             self.region_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_l_orderkey = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_l_orderkey = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.orders_l_orderkey_o_orderdate_by_o_custkey = (
-                {}
-            )  # orders projected on l_orderkey, o_orderdate, by what it shares with its sibling
-            self.n4_count_by_o_custkey = (
-                {}
-            )  # n4: total multiplicity by what it shares with its sibling
-            self.customer_o_custkey_by_c_nationkey = (
-                {}
-            )  # customer projected on o_custkey, by what it shares with its sibling
-            self.n6_count_by_c_nationkey = (
-                {}
-            )  # n6: total multiplicity by what it shares with its sibling
-            self.n1_2_c_nationkey_by_n_regionkey = (
-                {}
-            )  # n1_2 projected on c_nationkey, by what it shares with its sibling
-            self.region_count_by_n_regionkey = (
-                {}
-            )  # region: total multiplicity by what it shares with its sibling
-            self.n9_by_l_orderkey = {}  # n9 by the variables it shares with its parent
-            self.n9_count_by_l_orderkey = (
-                {}
-            )  # n9: total multiplicity by what it shares with its sibling
-            self.n10_by_s_suppkey_l_orderkey = (
-                {}
-            )  # n10 by the variables it shares with its parent
-            self.n10_l_orderkey_by_s_suppkey = (
-                {}
-            )  # n10 projected on l_orderkey, by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_l_orderkey = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_l_orderkey = {}
+            # orders projected on l_orderkey, o_orderdate, by what it shares with its sibling
+            self.orders_l_orderkey_o_orderdate_by_o_custkey = {}
+            # n4: total multiplicity by what it shares with its sibling
+            self.n4_count_by_o_custkey = {}
+            # customer projected on o_custkey, by what it shares with its sibling
+            self.customer_o_custkey_by_c_nationkey = {}
+            # n6: total multiplicity by what it shares with its sibling
+            self.n6_count_by_c_nationkey = {}
+            # n1_2 projected on c_nationkey, by what it shares with its sibling
+            self.n1_2_c_nationkey_by_n_regionkey = {}
+            # region: total multiplicity by what it shares with its sibling
+            self.region_count_by_n_regionkey = {}
+            # n9 by the variables it shares with its parent
+            self.n9_by_l_orderkey = {}
+            # n9: total multiplicity by what it shares with its sibling
+            self.n9_count_by_l_orderkey = {}
+            # n10 by the variables it shares with its parent
+            self.n10_by_s_suppkey_l_orderkey = {}
+            # n10 projected on l_orderkey, by what it shares with its sibling
+            self.n10_l_orderkey_by_s_suppkey = {}
+            # lineitem projected on s_suppkey, l_orderkey, l_extendedprice, l_discount, by what it shares with its sibling
             self.lineitem_s_suppkey_l_orderkey_l_extendedprice_l_discount_by_p_partkey = (
                 {}
-            )  # lineitem projected on s_suppkey, l_orderkey, l_extendedprice, l_discount, by what it shares with its sibling
-            self.part_count_by_p_partkey = (
-                {}
-            )  # part: total multiplicity by what it shares with its sibling
-            self.n14_by_s_suppkey = {}  # n14 by the variables it shares with its parent
-            self.n14_count_by_s_suppkey = (
-                {}
-            )  # n14: total multiplicity by what it shares with its sibling
-            self.supplier = {}  # supplier: its tuples
-            self.supplier_s_suppkey_by_s_nationkey = (
-                {}
-            )  # supplier projected on s_suppkey, by what it shares with its sibling
-            self.n2_2_by_s_nationkey = (
-                {}
-            )  # n2_2 by the variables it shares with its parent
-            self.n2_2_count_by_s_nationkey = (
-                {}
-            )  # n2_2: total multiplicity by what it shares with its sibling
+            )
+            # part: total multiplicity by what it shares with its sibling
+            self.part_count_by_p_partkey = {}
+            # n14 by the variables it shares with its parent
+            self.n14_by_s_suppkey = {}
+            # n14: total multiplicity by what it shares with its sibling
+            self.n14_count_by_s_suppkey = {}
+            # supplier: its tuples
+            self.supplier = {}
+            # supplier projected on s_suppkey, by what it shares with its sibling
+            self.supplier_s_suppkey_by_s_nationkey = {}
+            # n2_2 by the variables it shares with its parent
+            self.n2_2_by_s_nationkey = {}
+            # n2_2: total multiplicity by what it shares with its sibling
+            self.n2_2_count_by_s_nationkey = {}
             self._appliers = {
                 "part": self._apply_part,
                 "supplier": self._apply_supplier,
@@ -395,8 +391,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -409,8 +407,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3548,9 +3548,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3757,7 +3758,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.all_nations_root = {}  # root all_nations: its tuples
+        # root all_nations: its tuples
+        self.all_nations_root = {}
         self._appliers = {
             "part": self._apply_part,
             "supplier": self._apply_supplier,
@@ -3792,8 +3794,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3806,8 +3810,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -4129,9 +4135,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -4147,11 +4154,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

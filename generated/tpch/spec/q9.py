@@ -128,7 +128,12 @@ def _same(a, b):
     aggregate's 0/0) as in SQL."""
     if a is None or b is None:
         return a is b
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and (x == x or y == y):
+            return False
+    return True
 
 
 def _make_derived1():
@@ -297,55 +302,46 @@ def _make_derived1():
             self.partsupp_rows = {}  # input rows: row -> multiplicity
             self.orders_rows = {}  # input rows: row -> multiplicity
             self.nation_rows = {}  # input rows: row -> multiplicity
-            self.n0_root = {}  # root n0: its tuples
-            self.n1_by_s_suppkey = {}  # n1 by the variables it shares with its parent
-            self.n1_count_by_s_suppkey = (
-                {}
-            )  # n1: total multiplicity by what it shares with its sibling
-            self.n2_by_p_partkey_s_suppkey = (
-                {}
-            )  # n2 by the variables it shares with its parent
-            self.n2_count_by_p_partkey_s_suppkey = (
-                {}
-            )  # n2: total multiplicity by what it shares with its sibling
-            self.n3_by_p_partkey_s_suppkey_l_orderkey = (
-                {}
-            )  # n3 by the variables it shares with its parent
-            self.n3_p_partkey_s_suppkey_by_l_orderkey = (
-                {}
-            )  # n3 projected on p_partkey, s_suppkey, by what it shares with its sibling
+            # root n0: its tuples
+            self.n0_root = {}
+            # n1 by the variables it shares with its parent
+            self.n1_by_s_suppkey = {}
+            # n1: total multiplicity by what it shares with its sibling
+            self.n1_count_by_s_suppkey = {}
+            # n2 by the variables it shares with its parent
+            self.n2_by_p_partkey_s_suppkey = {}
+            # n2: total multiplicity by what it shares with its sibling
+            self.n2_count_by_p_partkey_s_suppkey = {}
+            # n3 by the variables it shares with its parent
+            self.n3_by_p_partkey_s_suppkey_l_orderkey = {}
+            # n3 projected on p_partkey, s_suppkey, by what it shares with its sibling
+            self.n3_p_partkey_s_suppkey_by_l_orderkey = {}
+            # lineitem projected on s_suppkey, l_orderkey, l_quantity, l_extendedprice, l_discount, by what it shares with its sibling
             self.lineitem_s_suppkey_l_orderkey_l_quantity_l_extendedprice_l_discount_by_p_partkey = (
                 {}
-            )  # lineitem projected on s_suppkey, l_orderkey, l_quantity, l_extendedprice, l_discount, by what it shares with its sibling
-            self.part_count_by_p_partkey = (
-                {}
-            )  # part: total multiplicity by what it shares with its sibling
-            self.orders_by_l_orderkey = (
-                {}
-            )  # orders by the variables it shares with its parent
-            self.orders_count_by_l_orderkey = (
-                {}
-            )  # orders: total multiplicity by what it shares with its sibling
-            self.partsupp_by_p_partkey_s_suppkey = (
-                {}
-            )  # partsupp by the variables it shares with its parent
-            self.partsupp_count_by_p_partkey_s_suppkey = (
-                {}
-            )  # partsupp: total multiplicity by what it shares with its sibling
-            self.n8_by_s_suppkey = {}  # n8 by the variables it shares with its parent
-            self.n8_count_by_s_suppkey = (
-                {}
-            )  # n8: total multiplicity by what it shares with its sibling
-            self.supplier = {}  # supplier: its tuples
-            self.supplier_s_suppkey_by_s_nationkey = (
-                {}
-            )  # supplier projected on s_suppkey, by what it shares with its sibling
-            self.nation_by_s_nationkey = (
-                {}
-            )  # nation by the variables it shares with its parent
-            self.nation_count_by_s_nationkey = (
-                {}
-            )  # nation: total multiplicity by what it shares with its sibling
+            )
+            # part: total multiplicity by what it shares with its sibling
+            self.part_count_by_p_partkey = {}
+            # orders by the variables it shares with its parent
+            self.orders_by_l_orderkey = {}
+            # orders: total multiplicity by what it shares with its sibling
+            self.orders_count_by_l_orderkey = {}
+            # partsupp by the variables it shares with its parent
+            self.partsupp_by_p_partkey_s_suppkey = {}
+            # partsupp: total multiplicity by what it shares with its sibling
+            self.partsupp_count_by_p_partkey_s_suppkey = {}
+            # n8 by the variables it shares with its parent
+            self.n8_by_s_suppkey = {}
+            # n8: total multiplicity by what it shares with its sibling
+            self.n8_count_by_s_suppkey = {}
+            # supplier: its tuples
+            self.supplier = {}
+            # supplier projected on s_suppkey, by what it shares with its sibling
+            self.supplier_s_suppkey_by_s_nationkey = {}
+            # nation by the variables it shares with its parent
+            self.nation_by_s_nationkey = {}
+            # nation: total multiplicity by what it shares with its sibling
+            self.nation_count_by_s_nationkey = {}
             self._appliers = {
                 "part": self._apply_part,
                 "supplier": self._apply_supplier,
@@ -381,8 +377,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def delete(self, relation: str, row: Sequence) -> None:
             """Delete one occurrence of `row` from `relation`."""
@@ -395,8 +393,10 @@ def _make_derived1():
             except BaseException:
                 self._rejected()
                 raise
-            if self._pending is not None:
+            if self._pending:
                 self._flush()
+            elif self._pending is not None:
+                self._changes = []  # nothing changed
 
         def update(
             self,
@@ -3433,9 +3433,10 @@ def _make_derived1():
             finally:
                 pending.clear()
             self._changes = changes
-            if self._on_delta is not None:
+            on_delta = self._on_delta
+            if on_delta is not None:
                 for row, change in changes:
-                    self._on_delta(row, change)
+                    on_delta(row, change)
 
         def _changes_of(self, pending):
             """The row changes of one call's merged deltas."""
@@ -3632,7 +3633,8 @@ class View:
         self, on_delta: Callable[[tuple, int], None] | None = None, push: bool = False
     ) -> None:
         self.derived1_rows = {}  # input rows: row -> multiplicity
-        self.profit_root = {}  # root profit: its tuples
+        # root profit: its tuples
+        self.profit_root = {}
         self._appliers = {
             "part": self._apply_part,
             "supplier": self._apply_supplier,
@@ -3666,8 +3668,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def delete(self, relation: str, row: Sequence) -> None:
         """Delete one occurrence of `row` from `relation`."""
@@ -3680,8 +3684,10 @@ class View:
         except BaseException:
             self._rejected()
             raise
-        if self._pending is not None:
+        if self._pending:
             self._flush()
+        elif self._pending is not None:
+            self._changes = []  # nothing changed
 
     def update(
         self,
@@ -3935,9 +3941,10 @@ class View:
         finally:
             pending.clear()
         self._changes = changes
-        if self._on_delta is not None:
+        on_delta = self._on_delta
+        if on_delta is not None:
             for row, change in changes:
-                self._on_delta(row, change)
+                on_delta(row, change)
 
     def _follow_groups(self, pending):
         """Keep the ORDER BY index of live groups up to date."""
@@ -3953,11 +3960,12 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
+        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = self._lookup(*key)
-            new = None if p is None else self._group_row(*key, p)
+            p = lookup(*key)
+            new = None if p is None else group_row(*key, p)
             old = reported.get(key)
-            if not _same(old, new):
+            if old != new and not _same(old, new):
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -1,0 +1,252 @@
+"""The planner's product: a GJT pair (T, N) (`Plan`), or one per side of a
+set operation (`SetPlan`), with what can be read off it without code: its
+cost (`Plan.cost`), its complexity and whether enumeration follows ORDER BY
+from the root (`ranked_root`). `dynyan.compiler.planner` searches for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir import Predicate, Query, SetQuery, Var
+
+
+@dataclass(frozen=True)
+class Node:
+    """A GJT node. Children come guard first; leaves carry their atom index."""
+
+    id: int
+    vars: tuple[str, ...]
+    children: tuple[int, ...] = ()
+    atom: int | None = None
+    # θ-predicates on the edge from this node to its parent.
+    predicates: tuple[Predicate, ...] = ()
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.atom is not None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A GJT pair: the tree, its root, and the connex node set N."""
+
+    query: Query
+    nodes: tuple[Node, ...]  # indexed by Node.id
+    root: int
+    in_n: frozenset[int]
+    parents: tuple[int | None, ...] = field(default=(), compare=False)
+    # Variables added to the output to make it free-connex (Q_F): the
+    # projected result is then materialised from the deltas of Q_F.
+    widened: tuple[str, ...] = ()
+    # Plans of the subqueries whose results are virtual relations of this one.
+    subplans: tuple[tuple[str, "Plan"], ...] = ()
+
+    @property
+    def n_vars(self) -> tuple[str, ...]:
+        """The variables N outputs: the query's output plus `widened`."""
+        return tuple(self.query.plan_vars) + self.widened
+
+    def node(self, i: int) -> Node:
+        return self.nodes[i]
+
+    def parent(self, i: int) -> int | None:
+        return self.parents[i]
+
+    def sibling(self, i: int) -> int | None:
+        p = self.parents[i]
+        if p is None or len(self.nodes[p].children) != 2:
+            return None
+        a, b = self.nodes[p].children
+        return b if a == i else a
+
+    def frontier(self) -> list[int]:
+        """Nodes of N with no child in N (N is sibling-closed: all or none)."""
+        return [
+            n
+            for n in self.preorder()
+            if n in self.in_n
+            and not any(c in self.in_n for c in self.nodes[n].children)
+        ]
+
+    def preorder(self, start: int | None = None) -> list[int]:
+        order, stack = [], [self.root if start is None else start]
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            stack.extend(reversed(self.nodes[n].children))
+        return order
+
+    def is_guard(self, child: int) -> bool:
+        p = self.parents[child]
+        return p is None or set(self.nodes[p].vars) <= set(self.nodes[child].vars)
+
+    @property
+    def simple(self) -> bool:
+        """Every child is a guard: updates cost O(|u|) (q-hierarchical)."""
+        return all(self.is_guard(n) for n in range(len(self.nodes)))
+
+    @property
+    def cost(self) -> tuple:
+        """Lexicographic: the most non-guard hops on any leaf's path to the
+        root (each hop makes an update iterate over the sibling's matching
+        tuples, and hops multiply), then non-guard children in all, then
+        inequalities on the busiest edge, then tree size (every node is a
+        structure to maintain)."""
+        non_guards = sum(not self.is_guard(n) for n in range(len(self.nodes)))
+        hops = 0
+        for leaf in (n.id for n in self.nodes if n.is_leaf):
+            count, node = 0, leaf
+            while self.parents[node] is not None:
+                count += not self.is_guard(node)
+                node = self.parents[node]
+            hops = max(hops, count)
+        theta = max((len(n.predicates) for n in self.nodes), default=0)
+        return (hops, non_guards, theta, len(self.nodes))
+
+    def label(self, i: int) -> str:
+        node = self.nodes[i]
+        star = "*" if i in self.in_n else ""
+        if node.is_leaf:
+            atom = self.query.atoms[node.atom]
+            name = (
+                atom.alias
+                if atom.alias == atom.relation
+                else f"{atom.relation} {atom.alias}"
+            )
+            text = f"{star}{name}({', '.join(v or '_' for v in atom.variables)})"
+        else:
+            text = f"{star}[{', '.join(node.vars)}]"
+        if node.predicates:
+            text += " on " + " AND ".join(map(str, node.predicates))
+        return text
+
+    def draw(self) -> str:
+        """The tree, one node a line; * marks N, (F) its frontier."""
+        frontier = set(self.frontier())
+        lines: list[str] = []
+
+        def walk(i: int, prefix: str, tail: str):
+            node = self.nodes[i]
+            role = "root" if i == self.root else "leaf" if node.is_leaf else ""
+            if i in frontier and i != self.root and not node.is_leaf:
+                role = "frontier"
+            lines.append(f"{tail}{self.label(i)} {role}".rstrip())
+            kids = node.children
+            for k, c in enumerate(kids):
+                last = k == len(kids) - 1
+                walk(
+                    c,
+                    prefix + ("    " if last else "│   "),
+                    prefix + ("└── " if last else "├── "),
+                )
+
+        walk(self.root, "", "")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        text = self.draw()
+        for name, sub in self.subplans:
+            text += f"\n\nrelation {name} := inner view\n" + sub.draw()
+        return text
+
+
+@dataclass(frozen=True)
+class SetPlan:
+    """The plans of the two sides of a UNION/INTERSECT/EXCEPT (`SetQuery`)."""
+
+    query: SetQuery
+    left: "Plan | SetPlan"
+    right: "Plan | SetPlan"
+
+    @property
+    def subplans(self) -> tuple:
+        return ()
+
+    def plans(self) -> list[Plan]:
+        """The plans of the SELECTs it combines, left to right."""
+        out = []
+        for side in (self.left, self.right):
+            out += side.plans() if isinstance(side, SetPlan) else [side]
+        return out
+
+    def draw(self) -> str:
+        word = self.query.kind.upper() + (" ALL" if self.query.all else "")
+        parts = []
+        for side in (self.left, self.right):
+            text = side.draw() if isinstance(side, SetPlan) else str(side)
+            parts.append("  " + text.replace("\n", "\n  "))
+        return f"{parts[0]}\n{word}\n{parts[1]}"
+
+    def __str__(self) -> str:
+        return self.draw()
+
+
+# --- the reduction -------------------------------------------------------------
+
+
+def order_vars(query: Query) -> frozenset[str]:
+    """The variables of ORDER BY when enumeration can follow it from the
+    root: an ungrouped query ordered by plain columns (else empty)."""
+    order = query.ordering
+    if order is None or query.grouped or query.residual or query.extra_vars:
+        return frozenset()
+    keys = [query.outputs[k.position].expr for k in order.keys]
+    if not all(isinstance(e, Var) for e in keys):
+        return frozenset()
+    return frozenset(e.name for e in keys)
+
+
+def ranked_root(plan: Plan) -> bool:
+    """Whether enumeration follows ORDER BY from the root: the root (in N)
+    holds every ORDER BY variable and the result is not materialised. The
+    root's tuples are then kept sorted on their ORDER BY values too (ranked
+    enumeration: the rows below one root tuple tie on every sort key)."""
+    query = plan.query
+    keys = order_vars(query)
+    return bool(
+        keys
+        and not plan.widened
+        and plan.root in plan.in_n
+        and keys <= set(plan.nodes[plan.root].vars)
+    )
+
+
+def complexity(plan: Plan) -> str:
+    """The update and delay bounds the plan gives, for `dynyan explain`."""
+    if plan.simple:
+        update = "simple GJT (q-hierarchical): O(|u|) per update"
+    else:
+        update = "non-simple GJT: O(|db| + |u|) per update in the worst case"
+    theta = [n for n in plan.nodes if n.predicates]
+    ranged = [n for n in theta if any(p.op != "ne" for p in n.predicates)]
+    if ranged:
+        update += ", O(log |db|) more per inequality edge on the path"
+    notes = []
+    if any(p.op == "ne" for n in theta for p in n.predicates):
+        notes.append(
+            "a <> on an edge: enumeration skips the entries equal to the bound "
+            "value; an update gets its weight as the key's total less the equal "
+            "entries' (O(log |db|); with other predicates on that edge it scans "
+            "the key's group)"
+        )
+    elif any(len({p.vars for p in n.predicates}) > 1 for n in theta):
+        notes.append("an edge compares several column pairs, so enumeration filters")
+    residual = plan.query.residual
+    if residual:
+        notes.append(
+            ", ".join(map(str, residual)) + " fits no tree edge: checked on each "
+            "row of the query without it, whose result is materialised (memory "
+            "proportional to that result)"
+        )
+    if plan.widened:
+        notes.append(
+            "not free-connex: output widened by "
+            + ", ".join(plan.widened)
+            + ", the projected result is materialised (memory proportional to the "
+            "result) and maintained from the widened query's deltas"
+        )
+    if not notes:
+        return update + "; enumeration with constant delay"
+    if not (residual or plan.widened):
+        notes[-1] += " (delay no longer constant)"
+    return "; ".join([update, *notes])

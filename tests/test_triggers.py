@@ -1,0 +1,133 @@
+"""The trigger program (dynyan/compiler/triggers.py): the structures and the
+steps of an update that the renderer turns into code and `explain --triggers`
+prints."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dynyan.cli import main
+from dynyan.compiler import compile_query, compile_sql
+from dynyan.compiler.source import read_query
+from dynyan.compiler.triggers import (
+    Count,
+    Emit,
+    Filter,
+    Payload,
+    Project,
+    Propagate,
+    Update,
+    Weigh,
+    trigger_program,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = sorted(
+    q
+    for folder in ("tpch", "gcq", "tpch/spec")
+    for q in (ROOT / "queries" / folder).glob("*.sql")
+    if q.name != "schema.sql"
+)
+
+
+def plan_of(name: str):
+    sql, schema = read_query(str(ROOT / "queries" / f"{name}.sql"), None)
+    return compile_query(sql, schema)
+
+
+def steps_of(program, relation: str) -> list:
+    (trigger,) = [t for t in program.triggers if t.relation == relation]
+    return list(trigger.steps)
+
+
+def test_q3_weighs_by_lookup_up_the_guards_and_loops_below_a_non_guard():
+    program = trigger_program(plan_of("tpch/q3"))
+    orders = steps_of(program, "orders")
+    assert [type(s) for s in orders[:4]] == [Filter, Project, Payload, Count]
+    weighs = [s for s in orders if isinstance(s, Weigh)]
+    assert [w.how for w in weighs] == ["lookup", "lookup"]
+    customer = [s for s in steps_of(program, "customer") if isinstance(s, Weigh)]
+    assert customer[0].how == "loop"  # binds the orders of the customer
+    assert customer[0].structure.entry == (
+        "o_orderkey",
+        "o_orderdate",
+        "o_shippriority",
+    )
+    assert isinstance(steps_of(program, "lineitem")[-1], Emit)
+
+
+def test_an_inequality_edge_is_weighed_by_a_range_sum_or_a_sorted_loop():
+    program = trigger_program(plan_of("gcq/gcq1"))
+    s_weighs = [w for w in steps_of(program, "s") if isinstance(w, Weigh)]
+    assert [w.how for w in s_weighs] == ["range", "range"]
+    assert all(w.structure.kind == "rangesum" for w in s_weighs)
+    t_weighs = [w for w in steps_of(program, "t") if isinstance(w, Weigh)]
+    assert t_weighs[0].how == "loop" and t_weighs[0].structure.kind == "sorted"
+    assert str(t_weighs[0].theta) == "g > e"
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.stem)
+def test_a_loop_step_is_exactly_a_non_guard_hop(query):
+    """The cost model multiplies by a fan-out at each loop step: those must
+    be the hops where the child does not hold its parent's variables."""
+    sql, schema = read_query(str(query), None)
+    plan = compile_query(sql, schema)
+    for trigger in trigger_program(plan).triggers:
+        node, looped = trigger.leaf, False
+        for step in trigger.steps:
+            if isinstance(step, Weigh):
+                looped = step.how == "loop"
+            if isinstance(step, Propagate):
+                assert looped == (not plan.is_guard(node)), (trigger.relation, node)
+                node, looped = step.node, False
+
+
+@pytest.mark.parametrize(
+    "name", ["tpch/q3", "tpch/fq1", "gcq/gcq1", "gcq/gcq2", "tpch/spec/q15"]
+)
+def test_the_module_keeps_exactly_the_programs_structures(name):
+    """Every structure of the program is an attribute of the module the
+    renderer writes, each update step writes to it, and nothing else is kept
+    per node."""
+    sql, schema = read_query(str(ROOT / "queries" / f"{name}.sql"), None)
+    plan = compile_query(sql, schema)
+    program = trigger_program(plan)
+    source = compile_sql(sql, schema)
+    attrs = set(re.findall(r"        # .*\n        self\.(\w+) = \{\}\n", source))
+    structures = {s.attr for keeps in program.nodes for s in keeps.structures}
+    assert structures <= attrs
+    for trigger in program.triggers:
+        for step in trigger.steps:
+            if isinstance(step, Update):
+                assert f"self.{step.structure.attr}" in source
+
+
+def test_explain_triggers_prints_every_relation_and_step(capsys):
+    assert main(["explain", "--triggers", str(ROOT / "queries/tpch/q3.sql")]) == 0
+    out = capsys.readouterr().out
+    program = out[out.index("Triggers") :]
+    for relation in ("orders", "customer", "lineitem"):
+        assert f"on {relation}:" in program
+    assert "weigh    Δ × customer_count_by_c_custkey[c_custkey]  (O(1))" in program
+    assert "filter   (lineitem.l_shipdate > DATE '1995-03-15')" in program
+    assert "payload  Δ = m × (1, (lineitem.l_extendedprice" in program
+
+
+@pytest.mark.parametrize(
+    "name", ["tpch/spec/q2", "tpch/spec/q13", "tpch/spec/q15", "tpch/spec/q22"]
+)
+def test_explain_triggers_covers_inner_views(name, capsys):
+    assert main(["explain", "--triggers", str(ROOT / "queries" / f"{name}.sql")]) == 0
+    out = capsys.readouterr().out
+    assert "Inner view " in out and out.count("Triggers (") >= 2
+
+
+def test_the_design_documents_example_is_what_explain_prints(capsys):
+    """docs/design.md §5 shows Q3's customer trigger: it must stay true."""
+    design = (ROOT / "docs" / "design.md").read_text()
+    start = design.index("```text\non customer:")
+    shown = design[start + len("```text\n") : design.index("```", start + 7)]
+    program = trigger_program(plan_of("tpch/q3"))
+    (customer,) = [t for t in program.triggers if t.relation == "customer"]
+    assert shown == str(customer) + "\n"
