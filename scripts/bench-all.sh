@@ -60,6 +60,12 @@ S=(--sf 0.1 --variants insert --runs 3 --budget 30 --no-latency --no-tracemalloc
 .venv/bin/python -m bench run "${S[@]}" --queries tpch/spec/q2,tpch/spec/q5,tpch/spec/q13,tpch/spec/q15,tpch/spec/q17 --systems dynyan,ivm,recompute --out $R/spec-tpch-sf0.1-insert-five.json
 .venv/bin/python -m bench run "${S[@]}" --queries tpch/spec/q1,tpch/spec/q3,tpch/spec/q4,tpch/spec/q6,tpch/spec/q7,tpch/spec/q8,tpch/spec/q9,tpch/spec/q10,tpch/spec/q11,tpch/spec/q12,tpch/spec/q14,tpch/spec/q16,tpch/spec/q18,tpch/spec/q19,tpch/spec/q20,tpch/spec/q21,tpch/spec/q22 --systems dynyan,ivm,recompute --out $R/spec-tpch-sf0.1-insert-rest.json
 
+# Issue 16's table: every query of the set, trusting and strict dynyan
+# against the first-order IVM and DuckDB recomputing, pull and push, first
+# 300,000 events of the SF 0.1 insert stream (BENCHMARKS.md, "Against every
+# baseline"; the table: bench/done_when.py on the file)
+.venv/bin/python -m bench run --sf 0.1 --variants insert --max-events 300000 --queries tpch/fq1,tpch/fq2,tpch/fq3,tpch/fq4,tpch/q1,tpch/q3,tpch/q4,tpch/q6,tpch/q9,tpch/q12,tpch/q13,tpch/q16,tpch/q18 --systems dynyan,dynyan-trust,ivm,recompute --modes pull,push --runs 3 --budget 30 --no-latency --out $R/done-when-tpch-sf0.1-insert.json
+
 .venv/bin/python -m bench report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json \
   $R/tpch-sf1-insert.json $R/tpch-sf1-insert-b.json $R/tpch-sf1-insert-c.json $R/tpch-sf1-window.json $R/tpch-sf1-window-b.json \
   $R/tpch-sf0.01.json $R/gcq-fraud.json $R/gcq-fraud-b.json $R/tpcds-sf1-insert.json \

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir import Query
+from ..errors import UnsupportedQueryError
+from .ir import INFIX, Query
 from .names import Names
 from .plan import Plan, SetPlan, ranked_root
 
@@ -58,14 +59,11 @@ class Theta:
     def __str__(self) -> str:
         return " AND ".join(
             [
-                f"{self.child} {_SQL_OP[op]} {self.parent}{_offset(k)}"
+                f"{self.child} {INFIX[op]} {self.parent}{_offset(k)}"
                 for op, k in self.bounds
             ]
             + [str(p) for p in self.extra]
         )
-
-
-_SQL_OP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "<>"}
 
 
 def _offset(k) -> str:
@@ -76,8 +74,6 @@ def _offset(k) -> str:
 
 def edge_theta(node, parent_vars) -> Theta | None:
     """The inequalities on the edge from `node` to its parent, oriented."""
-    from ..errors import UnsupportedQueryError
-
     if not node.predicates:
         return None
     oriented = []

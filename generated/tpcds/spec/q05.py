@@ -44258,19 +44258,18 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
-                lookup, group_row = self._lookup, self._group_row
-                for key in pending:
-                    p = lookup(*key)
-                    new = group_row(*key, _ZERO if p is None else p)
-                    old = reported.get(key)
-                    if old != new and not _same(old, new):
-                        if old is not None:
-                            changes.append((old, -1))
-                        if new is not None:
-                            changes.append((new, 1))
-                            reported[key] = new
-                        else:
-                            del reported[key]
+                # one group, key (): SQL gives its row even for no input rows
+                p = self._lookup()
+                new = self._group_row(_ZERO if p is None else p)
+                old = reported.get(())
+                if old != new and not _same(old, new):
+                    if old is not None:
+                        changes.append((old, -1))
+                    if new is not None:
+                        changes.append((new, 1))
+                        reported[()] = new
+                    else:
+                        del reported[()]
                 return changes
 
             def snapshot(self) -> dict:

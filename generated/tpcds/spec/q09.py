@@ -556,19 +556,18 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -1037,19 +1036,18 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -1481,19 +1479,18 @@ def _make_derived3():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -1962,19 +1959,18 @@ def _make_derived4():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -2443,19 +2439,18 @@ def _make_derived5():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -2887,19 +2882,18 @@ def _make_derived6():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -3368,19 +3362,18 @@ def _make_derived7():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -3849,19 +3842,18 @@ def _make_derived8():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -4293,19 +4285,18 @@ def _make_derived9():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -4774,19 +4765,18 @@ def _make_derived10():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -5255,19 +5245,18 @@ def _make_derived11():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -5699,19 +5688,18 @@ def _make_derived12():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -6180,19 +6168,18 @@ def _make_derived13():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -6661,19 +6648,18 @@ def _make_derived14():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
@@ -7105,19 +7091,18 @@ def _make_derived15():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
-            for key in pending:
-                p = lookup(*key)
-                new = group_row(*key, _ZERO if p is None else p)
-                old = reported.get(key)
-                if old != new and not _same(old, new):
-                    if old is not None:
-                        changes.append((old, -1))
-                    if new is not None:
-                        changes.append((new, 1))
-                        reported[key] = new
-                    else:
-                        del reported[key]
+            # one group, key (): SQL gives its row even for no input rows
+            p = self._lookup()
+            new = self._group_row(_ZERO if p is None else p)
+            old = reported.get(())
+            if old != new and not _same(old, new):
+                if old is not None:
+                    changes.append((old, -1))
+                if new is not None:
+                    changes.append((new, 1))
+                    reported[()] = new
+                else:
+                    del reported[()]
             return changes
 
         def snapshot(self) -> dict:
