@@ -65,6 +65,7 @@ S=(--sf 0.1 --variants insert --runs 3 --budget 30 --no-latency --no-tracemalloc
 # 300,000 events of the SF 0.1 insert stream (BENCHMARKS.md, "Against every
 # baseline"; the table: bench/done_when.py on the file)
 .venv/bin/python -m bench run --sf 0.1 --variants insert --max-events 300000 --queries tpch/fq1,tpch/fq2,tpch/fq3,tpch/fq4,tpch/q1,tpch/q3,tpch/q4,tpch/q6,tpch/q9,tpch/q12,tpch/q13,tpch/q16,tpch/q18 --systems dynyan,dynyan-trust,ivm,recompute --modes pull,push --runs 3 --budget 30 --no-latency --out $R/done-when-tpch-sf0.1-insert.json
+.venv/bin/python -m bench run --sf 0.1 --variants insert --max-events 300000 --queries tpch/q1,tpch/q6 --systems dynyan,dynyan-trust,ivm,recompute --modes pull,push --runs 3 --budget 30 --no-latency --out $R/done-when-tpch-sf0.1-insert-q6.json
 
 .venv/bin/python -m bench report $R/tpch-sf0.1-insert.json $R/tpch-sf0.1-window.json \
   $R/tpch-sf1-insert.json $R/tpch-sf1-insert-b.json $R/tpch-sf1-insert-c.json $R/tpch-sf1-window.json $R/tpch-sf1-window-b.json \
