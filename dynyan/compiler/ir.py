@@ -522,6 +522,12 @@ class Query:
         return tuple(v for v in dict.fromkeys(args) if v not in self.group_vars)
 
     @property
+    def all_vars(self) -> tuple[str, ...]:
+        """Every variable of the atoms, in order of first use: the order of
+        index keys and of a module's locals."""
+        return tuple(dict.fromkeys(v for atom in self.atoms for v in atom.vars))
+
+    @property
     def plan_vars(self) -> tuple[str, ...]:
         """The variables the (T, N)-representation must output."""
         return self.output_vars + self.extra_vars + self.residual_vars

@@ -308,8 +308,7 @@ def _plan_query(query: Query, stats: Stats | None) -> Plan:
         if plans or not stuck:
             break
         # Not free-connex: widen the output by the variables that block it.
-        order = _all_vars(query)
-        added = sorted(stuck, key=order.index)
+        added = sorted(stuck, key=query.all_vars.index)
         widened += added
         output |= set(added)
     if not plans:
@@ -447,7 +446,7 @@ def _finish(query: Query, b: _Builder, root: int, in_n: set[int]) -> Plan:
         order.append(n)
         stack.extend(reversed(b.children[n]))
     new_id = {old: i for i, old in enumerate(order)}
-    var_order = {v: i for i, v in enumerate(_all_vars(query))}
+    var_order = {v: i for i, v in enumerate(query.all_vars)}
     nodes, parents = [], []
     for old in order:
         nodes.append(
@@ -476,11 +475,3 @@ def _finish(query: Query, b: _Builder, root: int, in_n: set[int]) -> Plan:
         frozenset(new_id[n] for n in in_n if n in new_id),
         tuple(parents),
     )
-
-
-def _all_vars(query: Query) -> list[str]:
-    seen: dict[str, None] = {}
-    for atom in query.atoms:
-        for v in atom.vars:
-            seen.setdefault(v)
-    return list(seen)

@@ -495,8 +495,7 @@ class _Layout:
         self.plan = plan
         self.program = trigger_program(plan)
         self.ranked = self.program.ranked
-        self.order = {v: i for i, v in enumerate(self._all_vars())}
-        self.var_local = {v: names.new("v_" + v) for v in self.order}
+        self.var_local = {v: names.new("v_" + v) for v in plan.query.all_vars}
 
         self._named: dict[int, Structure] = {}  # id of the program's -> named
 
@@ -519,16 +518,6 @@ class _Layout:
     def named(self, s: Structure) -> Structure:
         """The module's copy of one of the program's structures."""
         return self._named[id(s)]
-
-    def _all_vars(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for atom in self.plan.query.atoms:
-            for v in atom.vars:
-                seen.setdefault(v)
-        return list(seen)
-
-    def keyvars(self, vars_) -> tuple[str, ...]:
-        return tuple(sorted(vars_, key=self.order.__getitem__))
 
     def structures(self) -> list[Structure]:
         out = []
@@ -680,15 +669,14 @@ def _path_steps(
         if isinstance(step, Propagate):
             path.append(step.node)
             continue
-        info = layout.info[step.node]
         if isinstance(step, Update):
             if anchor is None and step.node in plan.in_n:
                 anchor = d  # the first node of N on the path: its delta is the result's
-                uses.update(info.tuple_vars)
+                uses.update(layout.info[step.node].tuple_vars)
             steps.append(_update_step(layout, ring, step, d, key, node_tuple))
             continue
-        # Weigh: by the sibling's index, which the layout has named
-        si, theta, node = info.sibling_index, step.theta, path[-1]
+        # Weigh: by the sibling's index, as the layout named it
+        si, theta, node = layout.named(step.structure), step.theta, path[-1]
         w = fresh("w")
         common = {
             "index": si.attr,

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UnsupportedQueryError
-from .ir import INFIX, Query
+from .ir import INFIX
 from .names import Names
 from .plan import Plan, SetPlan, ranked_root
 
@@ -152,17 +152,9 @@ class NodeKeeps:
         )
 
 
-def _variable_order(query: Query) -> dict[str, int]:
-    seen: dict[str, None] = {}
-    for atom in query.atoms:
-        for v in atom.vars:
-            seen.setdefault(v)
-    return {v: i for i, v in enumerate(seen)}
-
-
 def node_keeps(plan: Plan) -> tuple[NodeKeeps, ...]:
     """The structures of every node of `plan`, by node id."""
-    order = _variable_order(plan.query)
+    order = {v: i for i, v in enumerate(plan.query.all_vars)}
 
     def keyvars(vars_) -> tuple[str, ...]:
         return tuple(sorted(vars_, key=order.__getitem__))

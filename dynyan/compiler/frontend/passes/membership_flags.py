@@ -55,12 +55,12 @@ def membership_flags(tree: exp.Expression, ctx: Context) -> exp.Expression:
                     exp.alias_(exp.Literal.number(1), "__in"),
                 )
                 .distinct()
-                .from_(exp.Subquery(this=inner.copy(), alias=_alias(source)))
+                .from_(inner.subquery(source))
             )
             select.append(
                 "joins",
                 exp.Join(
-                    this=exp.Subquery(this=values, alias=_alias(alias)),
+                    this=values.subquery(alias, copy=False),
                     side="LEFT",
                     on=exp.EQ(
                         this=node.this.copy(), expression=exp.column("__k", table=alias)
@@ -70,10 +70,6 @@ def membership_flags(tree: exp.Expression, ctx: Context) -> exp.Expression:
             flag = exp.column("__in", table=alias)
             node.replace(exp.Not(this=exp.Is(this=flag, expression=exp.Null())))
     return tree
-
-
-def _alias(name: str) -> exp.TableAlias:
-    return exp.TableAlias(this=exp.to_identifier(name))
 
 
 def _under_or(node: exp.Expression, where: exp.Where) -> bool:

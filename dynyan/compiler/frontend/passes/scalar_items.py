@@ -51,13 +51,7 @@ def scalar_items(tree: exp.Expression, ctx: Context) -> exp.Expression:
                 )
                 select.append(
                     "joins",
-                    exp.Join(
-                        this=exp.Subquery(
-                            this=body,
-                            alias=exp.TableAlias(this=exp.to_identifier(alias)),
-                        ),
-                        kind="CROSS",
-                    ),
+                    exp.Join(this=body.subquery(alias, copy=False), kind="CROSS"),
                 )
                 column = exp.column("v", table=alias)
                 if grouped and node.find_ancestor(exp.AggFunc, exp.Select) is select:
