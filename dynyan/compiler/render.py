@@ -1168,6 +1168,16 @@ def _count_from_index(
     return None
 
 
+def _count_from_tests(tests: list[dict]) -> str | None:
+    """An expression for a row's current multiplicity read from a test's index
+    of the relation's whole rows by the test's key, when that index holds every
+    row (then no separate row store)."""
+    for t in tests:
+        if t["kind"] != "scalar" and (t["kind"] == "not_in" or not t["key_nulls"]):
+            return f"self.{t['rows']}.get({t['row_key']}, _EMPTY).get(row, 0)"
+    return None
+
+
 def _kept_count(steps: list[dict], ring: Ring) -> str | None:
     """An expression for what a leaf keeps of one row (trusting mode): the
     count of its tuple, projected on the columns the query reads, in the
@@ -1535,6 +1545,8 @@ def render_module(
             null_check = _null_check(rel, inner_null_checks.get(rel.name, set()) - own)
         count = leaves[0]["count"] if len(leaves) == 1 else None
         test_indexes = [t for t in tests.values() if t["relation"] == rel.name]
+        if count is None:
+            count = _count_from_tests(test_indexes)
         # Trusting the input drops the copy of whole rows, except where
         # subquery plumbing (inner views, tests on them) re-reads rows.
         trusted = (
@@ -1582,6 +1594,9 @@ def render_module(
             }
         )
 
+    if query.grouped and not materialized and key_locals != group_locals:
+        # _changes_of reads a group's payload and row from one unpacked key
+        raise AssertionError(f"group key {group_locals} is not N's {key_locals}")
     slots = _group_slots(query, expressions)
     loops, mults, inner_depth = _enum_loops(layout, set(), _Counter())
     checks, check_payload = _lookup(layout, ring)
@@ -1616,6 +1631,7 @@ def render_module(
         "group_positions": _group_positions(query, layout),
         "materialized": materialized,
         "group_params": ", ".join(group_locals),
+        "group_tuple": tuple_literal(group_locals),
         "aggregates": list(
             zip(agg_names, _aggregate_values(query, ring, "p", layout, slots))
         ),
@@ -1625,6 +1641,7 @@ def render_module(
         "multisets": slots["multisets"],
         "sums": slots["sums"],
         "having": having,
+        "nan_free": _nan_free(query),
         "key_params": ", ".join(key_locals),
         "key_tuple": tuple_literal(key_locals),
         "distinct": query.distinct,
@@ -1999,6 +2016,48 @@ def _group_positions(query, layout) -> str | None:
     if not all(v in where for v in query.group_vars):
         return None
     return tuple_literal([f"row[{where[v]}]" for v in query.group_vars])
+
+
+def _nan_free(query) -> bool:
+    """Whether no output value can be NaN, so that two rows of a group are
+    the same exactly when they are equal and push mode compares them with
+    `!=` alone (`_same` otherwise: SQL takes NaN equal to NaN). Conservative:
+    each output is a column of a non-float type, a constant, COUNT, an exact
+    (fixed-point) SUM or AVG, or MIN/MAX of such a column."""
+    kinds: dict[str, set[str]] = {}
+    for atom in query.atoms:
+        rel = query.relation(atom.relation)
+        for c, v in enumerate(atom.variables):
+            if v is not None:
+                kinds.setdefault(v, set()).add(rel.types[c])
+
+    def column(name: str) -> bool:
+        return bool(kinds.get(name)) and "float" not in kinds[name]
+
+    def exact(channel: int) -> bool:
+        return channel == 0 or query.channels[channel - 1].scale is not None
+
+    def aggregate(a) -> bool:
+        if a.kind in ("count", "count_distinct"):
+            return True
+        if a.kind in ("min", "max"):
+            return column(a.arg)
+        if a.nonfinite:
+            return False
+        if a.computed is not None:
+            return a.scale is not None
+        return all(exact(k) for _, k in a.terms)
+
+    def value(e) -> bool:
+        if isinstance(e, Var):
+            return column(e.name)
+        if isinstance(e, AggRef):
+            return aggregate(query.aggregates[e.index])
+        if isinstance(e, Lit):
+            return not isinstance(e.value, float) or e.value - e.value == 0
+        return False
+
+    return all(value(o.expr) for o in query.outputs)
 
 
 def _repeated_output_checks(query) -> list[str]:

@@ -3511,11 +3511,15 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    v_i_brand, v_i_brand_id, v_i_manufact_id, v_i_manufact = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                    new = (v_i_brand_id, v_i_brand, v_i_manufact_id, v_i_manufact, _a0)
                 old = reported.get(group)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -611,12 +611,16 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (v_c_custkey,) = key
+                new = None
+                _m1 = self.n0_root.get(v_c_custkey)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = p
+                    new = (v_c_custkey, _a0)
                 old = reported.get(key)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -977,12 +981,16 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (v_c_count,) = key
+            new = None
+            _m1 = self.c_orders_root.get(v_c_count)
+            if _m1 is not None:
+                p = _m1
+                _a0 = p
+                new = (v_c_count, _a0)
             old = reported.get(key)
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -2491,9 +2491,13 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    v_n_name, v_group2 = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[0] == 0 else (p[1] / 10000 + -1 * p[2] / 10000)
+                    new = (v_n_name, v_group2, _a0)
                 old = reported.get(group)
                 if old != new and not _same(old, new):
                     if old is not None:

@@ -863,12 +863,16 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                v_sr_customer_sk, v_sr_store_sk = key
+                new = None
+                _m1 = self.n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                    new = (v_sr_customer_sk, v_sr_store_sk, _a0)
                 old = reported.get(key)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1710,12 +1714,16 @@ def _make_scalar_2():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
-                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = lookup(*key)
-                    new = None if p is None else group_row(*key, p)
+                    v_sr_customer_sk, v_sr_store_sk = key
+                    new = None
+                    _m1 = self.n0_root.get((v_sr_customer_sk, v_sr_store_sk))
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_sr_customer_sk, v_sr_store_sk, _a0)
                     old = reported.get(key)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2124,10 +2132,14 @@ def _make_scalar_2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (v_ctr_store_sk,) = key
+                new = None
+                _m1 = self.ctr2_root.get(v_ctr_store_sk)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
+                    new = (v_ctr_store_sk, (None if _a0 is None else (_a0 * 1.2)))
                 old = reported.get(key)
                 if old != new and not _same(old, new):
                     if old is not None:

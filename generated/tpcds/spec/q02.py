@@ -2622,11 +2622,61 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (v_d_week_seq,) = group
+                            p, e = entry[0], entry
+                            _a0 = (
+                                None
+                                if e is None or not e[1][1]
+                                else _ieee_total(
+                                    _inexact(e[1][0]), e[1][2], e[1][3], e[1][4]
+                                )
+                            )
+                            _a1 = (
+                                None
+                                if e is None or not e[2][1]
+                                else _ieee_total(
+                                    _inexact(e[2][0]), e[2][2], e[2][3], e[2][4]
+                                )
+                            )
+                            _a2 = (
+                                None
+                                if e is None or not e[3][1]
+                                else _ieee_total(
+                                    _inexact(e[3][0]), e[3][2], e[3][3], e[3][4]
+                                )
+                            )
+                            _a3 = (
+                                None
+                                if e is None or not e[4][1]
+                                else _ieee_total(
+                                    _inexact(e[4][0]), e[4][2], e[4][3], e[4][4]
+                                )
+                            )
+                            _a4 = (
+                                None
+                                if e is None or not e[5][1]
+                                else _ieee_total(
+                                    _inexact(e[5][0]), e[5][2], e[5][3], e[5][4]
+                                )
+                            )
+                            _a5 = (
+                                None
+                                if e is None or not e[6][1]
+                                else _ieee_total(
+                                    _inexact(e[6][0]), e[6][2], e[6][3], e[6][4]
+                                )
+                            )
+                            _a6 = (
+                                None
+                                if e is None or not e[7][1]
+                                else _ieee_total(
+                                    _inexact(e[7][0]), e[7][2], e[7][3], e[7][4]
+                                )
+                            )
+                            new = (v_d_week_seq, _a0, _a1, _a2, _a3, _a4, _a5, _a6)
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -5950,11 +6000,61 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (v_d_week_seq,) = group
+                            p, e = entry[0], entry
+                            _a0 = (
+                                None
+                                if e is None or not e[1][1]
+                                else _ieee_total(
+                                    _inexact(e[1][0]), e[1][2], e[1][3], e[1][4]
+                                )
+                            )
+                            _a1 = (
+                                None
+                                if e is None or not e[2][1]
+                                else _ieee_total(
+                                    _inexact(e[2][0]), e[2][2], e[2][3], e[2][4]
+                                )
+                            )
+                            _a2 = (
+                                None
+                                if e is None or not e[3][1]
+                                else _ieee_total(
+                                    _inexact(e[3][0]), e[3][2], e[3][3], e[3][4]
+                                )
+                            )
+                            _a3 = (
+                                None
+                                if e is None or not e[4][1]
+                                else _ieee_total(
+                                    _inexact(e[4][0]), e[4][2], e[4][3], e[4][4]
+                                )
+                            )
+                            _a4 = (
+                                None
+                                if e is None or not e[5][1]
+                                else _ieee_total(
+                                    _inexact(e[5][0]), e[5][2], e[5][3], e[5][4]
+                                )
+                            )
+                            _a5 = (
+                                None
+                                if e is None or not e[6][1]
+                                else _ieee_total(
+                                    _inexact(e[6][0]), e[6][2], e[6][3], e[6][4]
+                                )
+                            )
+                            _a6 = (
+                                None
+                                if e is None or not e[7][1]
+                                else _ieee_total(
+                                    _inexact(e[7][0]), e[7][2], e[7][3], e[7][4]
+                                )
+                            )
+                            new = (v_d_week_seq, _a0, _a1, _a2, _a3, _a4, _a5, _a6)
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:

@@ -2321,11 +2321,33 @@ def _make_derived1():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "s",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -4405,11 +4427,33 @@ def _make_derived1():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "c",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -6450,11 +6494,33 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -8597,11 +8663,33 @@ def _make_derived2():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "s",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -10681,11 +10769,33 @@ def _make_derived2():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "c",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -12726,11 +12836,33 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -14873,11 +15005,33 @@ def _make_derived3():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "s",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -16957,11 +17111,33 @@ def _make_derived3():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "c",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -19002,11 +19178,33 @@ def _make_derived3():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -21149,11 +21347,33 @@ def _make_derived4():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "s",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -23233,11 +23453,33 @@ def _make_derived4():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "c",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -25278,11 +25520,33 @@ def _make_derived4():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -27425,11 +27689,33 @@ def _make_derived5():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "s",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -29509,11 +29795,33 @@ def _make_derived5():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "c",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -31554,11 +31862,33 @@ def _make_derived5():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -33701,11 +34031,33 @@ def _make_derived6():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "s",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -35785,11 +36137,33 @@ def _make_derived6():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                new = (
+                                    v_c_customer_id,
+                                    v_c_first_name,
+                                    v_c_last_name,
+                                    v_c_preferred_cust_flag,
+                                    v_c_birth_country,
+                                    v_c_login,
+                                    v_c_email_address,
+                                    v_d_year,
+                                    _a0,
+                                    "c",
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -37830,11 +38204,33 @@ def _make_derived6():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:

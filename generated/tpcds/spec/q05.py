@@ -3284,10 +3284,25 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
-                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = lookup(*key)
-                                        new = None if p is None else group_row(*key, p)
+                                        (v_s_store_id,) = key
+                                        new = None
+                                        _m1 = self.n0_root.get(v_s_store_id)
+                                        if _m1 is not None:
+                                            p = _m1
+                                            _a0 = (
+                                                None if p[1] == 0 else (_inexact(p[2]))
+                                            )
+                                            _a1 = (
+                                                None if p[3] == 0 else (_inexact(p[4]))
+                                            )
+                                            _a2 = (
+                                                None if p[5] == 0 else (_inexact(p[6]))
+                                            )
+                                            _a3 = (
+                                                None if p[7] == 0 else (_inexact(p[8]))
+                                            )
+                                            new = (v_s_store_id, _a0, _a1, _a2, _a3)
                                         old = reported.get(key)
                                         if old != new and not _same(old, new):
                                             if old is not None:
@@ -6909,10 +6924,31 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
-                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = lookup(*key)
-                                        new = None if p is None else group_row(*key, p)
+                                        (v_cp_catalog_page_id,) = key
+                                        new = None
+                                        _m1 = self.n0_root.get(v_cp_catalog_page_id)
+                                        if _m1 is not None:
+                                            p = _m1
+                                            _a0 = (
+                                                None if p[1] == 0 else (_inexact(p[2]))
+                                            )
+                                            _a1 = (
+                                                None if p[3] == 0 else (_inexact(p[4]))
+                                            )
+                                            _a2 = (
+                                                None if p[5] == 0 else (_inexact(p[6]))
+                                            )
+                                            _a3 = (
+                                                None if p[7] == 0 else (_inexact(p[8]))
+                                            )
+                                            new = (
+                                                v_cp_catalog_page_id,
+                                                _a0,
+                                                _a1,
+                                                _a2,
+                                                _a3,
+                                            )
                                         old = reported.get(key)
                                         if old != new and not _same(old, new):
                                             if old is not None:
@@ -10902,7 +10938,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "6b5c6ef0c2153da3"
-                                            LAYOUT_ID = "70aee8b5854fce6b"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "a8e857df5817232d"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -10912,9 +10948,6 @@ def _make_derived1():
                                                 ) = None,
                                                 push: bool = False,
                                             ) -> None:
-                                                self.web_returns_rows = (
-                                                    {}
-                                                )  # input rows: row -> multiplicity
                                                 # root web_returns: its tuples
                                                 self.web_returns_root = {}
                                                 self._appliers = {
@@ -11169,9 +11202,16 @@ def _make_derived1():
                                                         (), _EMPTY
                                                     )
                                                 )
-                                                store = self.web_returns_rows
-                                                count = store.get(row, 0) + d
-                                                if count < 0:
+                                                if (
+                                                    d < 0
+                                                    and self.web_returns_by_exists_1.get(
+                                                        (), _EMPTY
+                                                    ).get(
+                                                        row, 0
+                                                    )
+                                                    + d
+                                                    < 0
+                                                ):
                                                     raise ViewError(
                                                         _absent_message(
                                                             "web_returns", row
@@ -11179,10 +11219,6 @@ def _make_derived1():
                                                     )
                                                 pending = self._pending
                                                 web_returns_root = self.web_returns_root
-                                                if count:
-                                                    store[row] = count
-                                                else:
-                                                    del store[row]
                                                 # rows by the key of the test on inner view exists_1
                                                 _key = ()
                                                 _grp = self.web_returns_by_exists_1.get(
@@ -11480,7 +11516,6 @@ def _make_derived1():
                                                         "query": self.QUERY_ID,
                                                         "layout": self.LAYOUT_ID,
                                                         "state": {
-                                                            "web_returns_rows": self.web_returns_rows,
                                                             "web_returns_root": self.web_returns_root,
                                                             "sub:sub_exists_1": self.sub_exists_1.snapshot(),
                                                             "exists_1_result": self.exists_1_result,
@@ -11527,7 +11562,6 @@ def _make_derived1():
                                                     )
                                                 state = snapshot.get("state")
                                                 names = (
-                                                    "web_returns_rows",
                                                     "web_returns_root",
                                                     "sub:sub_exists_1",
                                                     "exists_1_result",
@@ -13545,10 +13579,17 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_web_site_id,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_web_site_id)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        _a3 = None if p[7] == 0 else (_inexact(p[8]))
+                                        new = (v_web_site_id, _a0, _a1, _a2, _a3)
                                     old = reported.get(key)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -15036,10 +15077,16 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
-                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = lookup(*key)
-                        new = None if p is None else group_row(*key, p)
+                        v_channel, v_id = key
+                        new = None
+                        _m1 = self.x_root.get((v_channel, v_id))
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                            new = (v_channel, v_id, _a0, _a1, _a2)
                         old = reported.get(key)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -18134,10 +18181,25 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
-                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = lookup(*key)
-                                        new = None if p is None else group_row(*key, p)
+                                        (v_s_store_id,) = key
+                                        new = None
+                                        _m1 = self.n0_root.get(v_s_store_id)
+                                        if _m1 is not None:
+                                            p = _m1
+                                            _a0 = (
+                                                None if p[1] == 0 else (_inexact(p[2]))
+                                            )
+                                            _a1 = (
+                                                None if p[3] == 0 else (_inexact(p[4]))
+                                            )
+                                            _a2 = (
+                                                None if p[5] == 0 else (_inexact(p[6]))
+                                            )
+                                            _a3 = (
+                                                None if p[7] == 0 else (_inexact(p[8]))
+                                            )
+                                            new = (v_s_store_id, _a0, _a1, _a2, _a3)
                                         old = reported.get(key)
                                         if old != new and not _same(old, new):
                                             if old is not None:
@@ -21759,10 +21821,31 @@ def _make_derived1():
                                     # the new payload less the delta could differ in the last bit of a
                                     # float sum, and a retraction must cancel exactly what was reported).
                                     reported = self._reported
-                                    lookup, group_row = self._lookup, self._group_row
                                     for key in pending:
-                                        p = lookup(*key)
-                                        new = None if p is None else group_row(*key, p)
+                                        (v_cp_catalog_page_id,) = key
+                                        new = None
+                                        _m1 = self.n0_root.get(v_cp_catalog_page_id)
+                                        if _m1 is not None:
+                                            p = _m1
+                                            _a0 = (
+                                                None if p[1] == 0 else (_inexact(p[2]))
+                                            )
+                                            _a1 = (
+                                                None if p[3] == 0 else (_inexact(p[4]))
+                                            )
+                                            _a2 = (
+                                                None if p[5] == 0 else (_inexact(p[6]))
+                                            )
+                                            _a3 = (
+                                                None if p[7] == 0 else (_inexact(p[8]))
+                                            )
+                                            new = (
+                                                v_cp_catalog_page_id,
+                                                _a0,
+                                                _a1,
+                                                _a2,
+                                                _a3,
+                                            )
                                         old = reported.get(key)
                                         if old != new and not _same(old, new):
                                             if old is not None:
@@ -25752,7 +25835,7 @@ def _make_derived1():
                                                 "web_returns__wr_net_loss",
                                             )
                                             QUERY_ID = "6b5c6ef0c2153da3"
-                                            LAYOUT_ID = "70aee8b5854fce6b"  # the state's layout: snapshots restore only here
+                                            LAYOUT_ID = "a8e857df5817232d"  # the state's layout: snapshots restore only here
                                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                             def __init__(
@@ -25762,9 +25845,6 @@ def _make_derived1():
                                                 ) = None,
                                                 push: bool = False,
                                             ) -> None:
-                                                self.web_returns_rows = (
-                                                    {}
-                                                )  # input rows: row -> multiplicity
                                                 # root web_returns: its tuples
                                                 self.web_returns_root = {}
                                                 self._appliers = {
@@ -26019,9 +26099,16 @@ def _make_derived1():
                                                         (), _EMPTY
                                                     )
                                                 )
-                                                store = self.web_returns_rows
-                                                count = store.get(row, 0) + d
-                                                if count < 0:
+                                                if (
+                                                    d < 0
+                                                    and self.web_returns_by_exists_1.get(
+                                                        (), _EMPTY
+                                                    ).get(
+                                                        row, 0
+                                                    )
+                                                    + d
+                                                    < 0
+                                                ):
                                                     raise ViewError(
                                                         _absent_message(
                                                             "web_returns", row
@@ -26029,10 +26116,6 @@ def _make_derived1():
                                                     )
                                                 pending = self._pending
                                                 web_returns_root = self.web_returns_root
-                                                if count:
-                                                    store[row] = count
-                                                else:
-                                                    del store[row]
                                                 # rows by the key of the test on inner view exists_1
                                                 _key = ()
                                                 _grp = self.web_returns_by_exists_1.get(
@@ -26330,7 +26413,6 @@ def _make_derived1():
                                                         "query": self.QUERY_ID,
                                                         "layout": self.LAYOUT_ID,
                                                         "state": {
-                                                            "web_returns_rows": self.web_returns_rows,
                                                             "web_returns_root": self.web_returns_root,
                                                             "sub:sub_exists_1": self.sub_exists_1.snapshot(),
                                                             "exists_1_result": self.exists_1_result,
@@ -26377,7 +26459,6 @@ def _make_derived1():
                                                     )
                                                 state = snapshot.get("state")
                                                 names = (
-                                                    "web_returns_rows",
                                                     "web_returns_root",
                                                     "sub:sub_exists_1",
                                                     "exists_1_result",
@@ -28395,10 +28476,17 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_web_site_id,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_web_site_id)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        _a3 = None if p[7] == 0 else (_inexact(p[8]))
+                                        new = (v_web_site_id, _a0, _a1, _a2, _a3)
                                     old = reported.get(key)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -29886,10 +29974,16 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
-                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = lookup(*key)
-                        new = None if p is None else group_row(*key, p)
+                        (v_channel,) = key
+                        new = None
+                        _m1 = self.x_root.get(v_channel)
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                            _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                            _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                            new = (v_channel, None, _a0, _a1, _a2)
                         old = reported.get(key)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -32960,10 +33054,17 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_s_store_id,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_s_store_id)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        _a3 = None if p[7] == 0 else (_inexact(p[8]))
+                                        new = (v_s_store_id, _a0, _a1, _a2, _a3)
                                     old = reported.get(key)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -36456,10 +36557,17 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_cp_catalog_page_id,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_cp_catalog_page_id)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        _a3 = None if p[7] == 0 else (_inexact(p[8]))
+                                        new = (v_cp_catalog_page_id, _a0, _a1, _a2, _a3)
                                     old = reported.get(key)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -40289,7 +40397,7 @@ def _make_derived1():
                                             "web_returns__wr_net_loss",
                                         )
                                         QUERY_ID = "6b5c6ef0c2153da3"
-                                        LAYOUT_ID = "70aee8b5854fce6b"  # the state's layout: snapshots restore only here
+                                        LAYOUT_ID = "a8e857df5817232d"  # the state's layout: snapshots restore only here
                                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                                         def __init__(
@@ -40299,9 +40407,6 @@ def _make_derived1():
                                             ) = None,
                                             push: bool = False,
                                         ) -> None:
-                                            self.web_returns_rows = (
-                                                {}
-                                            )  # input rows: row -> multiplicity
                                             # root web_returns: its tuples
                                             self.web_returns_root = {}
                                             self._appliers = {
@@ -40546,18 +40651,19 @@ def _make_derived1():
                                                     (), _EMPTY
                                                 )
                                             )
-                                            store = self.web_returns_rows
-                                            count = store.get(row, 0) + d
-                                            if count < 0:
+                                            if (
+                                                d < 0
+                                                and self.web_returns_by_exists_1.get(
+                                                    (), _EMPTY
+                                                ).get(row, 0)
+                                                + d
+                                                < 0
+                                            ):
                                                 raise ViewError(
                                                     _absent_message("web_returns", row)
                                                 )
                                             pending = self._pending
                                             web_returns_root = self.web_returns_root
-                                            if count:
-                                                store[row] = count
-                                            else:
-                                                del store[row]
                                             # rows by the key of the test on inner view exists_1
                                             _key = ()
                                             _grp = self.web_returns_by_exists_1.get(
@@ -40849,7 +40955,6 @@ def _make_derived1():
                                                     "query": self.QUERY_ID,
                                                     "layout": self.LAYOUT_ID,
                                                     "state": {
-                                                        "web_returns_rows": self.web_returns_rows,
                                                         "web_returns_root": self.web_returns_root,
                                                         "sub:sub_exists_1": self.sub_exists_1.snapshot(),
                                                         "exists_1_result": self.exists_1_result,
@@ -40893,7 +40998,6 @@ def _make_derived1():
                                                 )
                                             state = snapshot.get("state")
                                             names = (
-                                                "web_returns_rows",
                                                 "web_returns_root",
                                                 "sub:sub_exists_1",
                                                 "exists_1_result",
@@ -42810,10 +42914,17 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                (v_web_site_id,) = key
+                                new = None
+                                _m1 = self.n0_root.get(v_web_site_id)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                                    _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                    _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                    _a3 = None if p[7] == 0 else (_inexact(p[8]))
+                                    new = (v_web_site_id, _a0, _a1, _a2, _a3)
                                 old = reported.get(key)
                                 if old != new and not _same(old, new):
                                     if old is not None:

@@ -2595,12 +2595,19 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (v_i_item_id,) = key
+            new = None
+            _m1 = self.n0_root.get(v_i_item_id)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                _a1 = None if p[3] == 0 else (p[4] / 100) / p[3]
+                _a2 = None if p[5] == 0 else (p[6] / 100) / p[5]
+                _a3 = None if p[7] == 0 else (p[8] / 100) / p[7]
+                new = (v_i_item_id, _a0, _a1, _a2, _a3)
             old = reported.get(key)
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -2539,9 +2539,11 @@ def _make_derived1():
                             TypeError
                         ):  # compared with NULL (an aggregate of no rows): unknown
                             keep = False
-                        if not keep:
-                            return None
-                        return ((None if v_ca_zip is None else v_ca_zip[0:5]), _a0)
+                        return (
+                            ((None if v_ca_zip is None else v_ca_zip[0:5]), _a0)
+                            if keep
+                            else None
+                        )
 
                     def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
@@ -2591,10 +2593,24 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            (v_ca_zip,) = key
+                            new = None
+                            _m1 = self.n0_root.get(v_ca_zip)
+                            if _m1 is not None:
+                                p = _m1
+                                _a0 = p
+                                try:
+                                    keep = _a0 is not None and (_a0 > 10)
+                                except (
+                                    TypeError
+                                ):  # compared with NULL (an aggregate of no rows): unknown
+                                    keep = False
+                                new = (
+                                    ((None if v_ca_zip is None else v_ca_zip[0:5]), _a0)
+                                    if keep
+                                    else None
+                                )
                             old = reported.get(key)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -4884,11 +4900,15 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    (v_s_store_name,) = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                    new = (v_s_store_name, _a0)
                 old = reported.get(group)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

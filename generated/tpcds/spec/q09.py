@@ -560,7 +560,7 @@ def _make_derived1():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -1040,7 +1040,7 @@ def _make_derived2():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -1483,7 +1483,7 @@ def _make_derived3():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -1963,7 +1963,7 @@ def _make_derived4():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -2443,7 +2443,7 @@ def _make_derived5():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -2886,7 +2886,7 @@ def _make_derived6():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -3366,7 +3366,7 @@ def _make_derived7():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -3846,7 +3846,7 @@ def _make_derived8():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -4289,7 +4289,7 @@ def _make_derived9():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -4769,7 +4769,7 @@ def _make_derived10():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -5249,7 +5249,7 @@ def _make_derived11():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -5692,7 +5692,7 @@ def _make_derived12():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -6172,7 +6172,7 @@ def _make_derived13():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -6652,7 +6652,7 @@ def _make_derived14():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -7095,7 +7095,7 @@ def _make_derived15():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -1850,13 +1850,35 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3561,13 +3583,35 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -5335,13 +5379,35 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -7046,13 +7112,35 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -8820,13 +8908,35 @@ def _make_derived3():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -10531,13 +10641,35 @@ def _make_derived3():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -12305,13 +12437,35 @@ def _make_derived4():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -14016,13 +14170,35 @@ def _make_derived4():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_c_preferred_cust_flag,
+                                v_c_birth_country,
+                                v_c_login,
+                                v_c_email_address,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:

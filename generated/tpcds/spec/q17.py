@@ -7462,9 +7462,479 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    v_i_item_id, v_i_item_desc, v_s_state = group
+                    p, e = entry[0], entry
+                    _a0 = p[1]
+                    _a1 = None if p[1] == 0 else (p[2]) / p[1]
+                    _a2 = None if p[3] == 0 else (p[4])
+                    _a3 = None if p[1] == 0 else (p[2])
+                    _a4 = p[5]
+                    _a5 = None if p[5] == 0 else (p[6]) / p[5]
+                    _a6 = None if p[7] == 0 else (p[8])
+                    _a7 = None if p[5] == 0 else (p[6])
+                    _a8 = p[9]
+                    _a9 = None if p[9] == 0 else (p[10]) / p[9]
+                    _a10 = None if p[11] == 0 else (p[12])
+                    _a11 = None if p[9] == 0 else (p[10])
+                    new = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_s_state,
+                        _a0,
+                        _a1,
+                        (
+                            None
+                            if (
+                                _greatest(
+                                    _div(
+                                        (
+                                            None
+                                            if _a2 is None
+                                            or _div(
+                                                (None if _a3 is None else (_a3 * _a3)),
+                                                _a0,
+                                            )
+                                            is None
+                                            else (
+                                                _a2
+                                                - _div(
+                                                    (
+                                                        None
+                                                        if _a3 is None
+                                                        else (_a3 * _a3)
+                                                    ),
+                                                    _a0,
+                                                )
+                                            )
+                                        ),
+                                        (_a0 - 1),
+                                    ),
+                                    0.0,
+                                )
+                                if (_a0 is not None and (_a0 > 1))
+                                else None
+                            )
+                            is None
+                            else _sqrt(
+                                (
+                                    _greatest(
+                                        _div(
+                                            (
+                                                None
+                                                if _a2 is None
+                                                or _div(
+                                                    (
+                                                        None
+                                                        if _a3 is None
+                                                        else (_a3 * _a3)
+                                                    ),
+                                                    _a0,
+                                                )
+                                                is None
+                                                else (
+                                                    _a2
+                                                    - _div(
+                                                        (
+                                                            None
+                                                            if _a3 is None
+                                                            else (_a3 * _a3)
+                                                        ),
+                                                        _a0,
+                                                    )
+                                                )
+                                            ),
+                                            (_a0 - 1),
+                                        ),
+                                        0.0,
+                                    )
+                                    if (_a0 is not None and (_a0 > 1))
+                                    else None
+                                )
+                            )
+                        ),
+                        _div(
+                            (
+                                None
+                                if (
+                                    _greatest(
+                                        _div(
+                                            (
+                                                None
+                                                if _a2 is None
+                                                or _div(
+                                                    (
+                                                        None
+                                                        if _a3 is None
+                                                        else (_a3 * _a3)
+                                                    ),
+                                                    _a0,
+                                                )
+                                                is None
+                                                else (
+                                                    _a2
+                                                    - _div(
+                                                        (
+                                                            None
+                                                            if _a3 is None
+                                                            else (_a3 * _a3)
+                                                        ),
+                                                        _a0,
+                                                    )
+                                                )
+                                            ),
+                                            (_a0 - 1),
+                                        ),
+                                        0.0,
+                                    )
+                                    if (_a0 is not None and (_a0 > 1))
+                                    else None
+                                )
+                                is None
+                                else _sqrt(
+                                    (
+                                        _greatest(
+                                            _div(
+                                                (
+                                                    None
+                                                    if _a2 is None
+                                                    or _div(
+                                                        (
+                                                            None
+                                                            if _a3 is None
+                                                            else (_a3 * _a3)
+                                                        ),
+                                                        _a0,
+                                                    )
+                                                    is None
+                                                    else (
+                                                        _a2
+                                                        - _div(
+                                                            (
+                                                                None
+                                                                if _a3 is None
+                                                                else (_a3 * _a3)
+                                                            ),
+                                                            _a0,
+                                                        )
+                                                    )
+                                                ),
+                                                (_a0 - 1),
+                                            ),
+                                            0.0,
+                                        )
+                                        if (_a0 is not None and (_a0 > 1))
+                                        else None
+                                    )
+                                )
+                            ),
+                            _a1,
+                        ),
+                        _a4,
+                        _a5,
+                        (
+                            None
+                            if (
+                                _greatest(
+                                    _div(
+                                        (
+                                            None
+                                            if _a6 is None
+                                            or _div(
+                                                (None if _a7 is None else (_a7 * _a7)),
+                                                _a4,
+                                            )
+                                            is None
+                                            else (
+                                                _a6
+                                                - _div(
+                                                    (
+                                                        None
+                                                        if _a7 is None
+                                                        else (_a7 * _a7)
+                                                    ),
+                                                    _a4,
+                                                )
+                                            )
+                                        ),
+                                        (_a4 - 1),
+                                    ),
+                                    0.0,
+                                )
+                                if (_a4 is not None and (_a4 > 1))
+                                else None
+                            )
+                            is None
+                            else _sqrt(
+                                (
+                                    _greatest(
+                                        _div(
+                                            (
+                                                None
+                                                if _a6 is None
+                                                or _div(
+                                                    (
+                                                        None
+                                                        if _a7 is None
+                                                        else (_a7 * _a7)
+                                                    ),
+                                                    _a4,
+                                                )
+                                                is None
+                                                else (
+                                                    _a6
+                                                    - _div(
+                                                        (
+                                                            None
+                                                            if _a7 is None
+                                                            else (_a7 * _a7)
+                                                        ),
+                                                        _a4,
+                                                    )
+                                                )
+                                            ),
+                                            (_a4 - 1),
+                                        ),
+                                        0.0,
+                                    )
+                                    if (_a4 is not None and (_a4 > 1))
+                                    else None
+                                )
+                            )
+                        ),
+                        _div(
+                            (
+                                None
+                                if (
+                                    _greatest(
+                                        _div(
+                                            (
+                                                None
+                                                if _a6 is None
+                                                or _div(
+                                                    (
+                                                        None
+                                                        if _a7 is None
+                                                        else (_a7 * _a7)
+                                                    ),
+                                                    _a4,
+                                                )
+                                                is None
+                                                else (
+                                                    _a6
+                                                    - _div(
+                                                        (
+                                                            None
+                                                            if _a7 is None
+                                                            else (_a7 * _a7)
+                                                        ),
+                                                        _a4,
+                                                    )
+                                                )
+                                            ),
+                                            (_a4 - 1),
+                                        ),
+                                        0.0,
+                                    )
+                                    if (_a4 is not None and (_a4 > 1))
+                                    else None
+                                )
+                                is None
+                                else _sqrt(
+                                    (
+                                        _greatest(
+                                            _div(
+                                                (
+                                                    None
+                                                    if _a6 is None
+                                                    or _div(
+                                                        (
+                                                            None
+                                                            if _a7 is None
+                                                            else (_a7 * _a7)
+                                                        ),
+                                                        _a4,
+                                                    )
+                                                    is None
+                                                    else (
+                                                        _a6
+                                                        - _div(
+                                                            (
+                                                                None
+                                                                if _a7 is None
+                                                                else (_a7 * _a7)
+                                                            ),
+                                                            _a4,
+                                                        )
+                                                    )
+                                                ),
+                                                (_a4 - 1),
+                                            ),
+                                            0.0,
+                                        )
+                                        if (_a4 is not None and (_a4 > 1))
+                                        else None
+                                    )
+                                )
+                            ),
+                            _a5,
+                        ),
+                        _a8,
+                        _a9,
+                        (
+                            None
+                            if (
+                                _greatest(
+                                    _div(
+                                        (
+                                            None
+                                            if _a10 is None
+                                            or _div(
+                                                (
+                                                    None
+                                                    if _a11 is None
+                                                    else (_a11 * _a11)
+                                                ),
+                                                _a8,
+                                            )
+                                            is None
+                                            else (
+                                                _a10
+                                                - _div(
+                                                    (
+                                                        None
+                                                        if _a11 is None
+                                                        else (_a11 * _a11)
+                                                    ),
+                                                    _a8,
+                                                )
+                                            )
+                                        ),
+                                        (_a8 - 1),
+                                    ),
+                                    0.0,
+                                )
+                                if (_a8 is not None and (_a8 > 1))
+                                else None
+                            )
+                            is None
+                            else _sqrt(
+                                (
+                                    _greatest(
+                                        _div(
+                                            (
+                                                None
+                                                if _a10 is None
+                                                or _div(
+                                                    (
+                                                        None
+                                                        if _a11 is None
+                                                        else (_a11 * _a11)
+                                                    ),
+                                                    _a8,
+                                                )
+                                                is None
+                                                else (
+                                                    _a10
+                                                    - _div(
+                                                        (
+                                                            None
+                                                            if _a11 is None
+                                                            else (_a11 * _a11)
+                                                        ),
+                                                        _a8,
+                                                    )
+                                                )
+                                            ),
+                                            (_a8 - 1),
+                                        ),
+                                        0.0,
+                                    )
+                                    if (_a8 is not None and (_a8 > 1))
+                                    else None
+                                )
+                            )
+                        ),
+                        _div(
+                            (
+                                None
+                                if (
+                                    _greatest(
+                                        _div(
+                                            (
+                                                None
+                                                if _a10 is None
+                                                or _div(
+                                                    (
+                                                        None
+                                                        if _a11 is None
+                                                        else (_a11 * _a11)
+                                                    ),
+                                                    _a8,
+                                                )
+                                                is None
+                                                else (
+                                                    _a10
+                                                    - _div(
+                                                        (
+                                                            None
+                                                            if _a11 is None
+                                                            else (_a11 * _a11)
+                                                        ),
+                                                        _a8,
+                                                    )
+                                                )
+                                            ),
+                                            (_a8 - 1),
+                                        ),
+                                        0.0,
+                                    )
+                                    if (_a8 is not None and (_a8 > 1))
+                                    else None
+                                )
+                                is None
+                                else _sqrt(
+                                    (
+                                        _greatest(
+                                            _div(
+                                                (
+                                                    None
+                                                    if _a10 is None
+                                                    or _div(
+                                                        (
+                                                            None
+                                                            if _a11 is None
+                                                            else (_a11 * _a11)
+                                                        ),
+                                                        _a8,
+                                                    )
+                                                    is None
+                                                    else (
+                                                        _a10
+                                                        - _div(
+                                                            (
+                                                                None
+                                                                if _a11 is None
+                                                                else (_a11 * _a11)
+                                                            ),
+                                                            _a8,
+                                                        )
+                                                    )
+                                                ),
+                                                (_a8 - 1),
+                                            ),
+                                            0.0,
+                                        )
+                                        if (_a8 is not None and (_a8 > 1))
+                                        else None
+                                    )
+                                )
+                            ),
+                            _a9,
+                        ),
+                    )
                 old = reported.get(group)
                 if old != new and not _same(old, new):
                     if old is not None:

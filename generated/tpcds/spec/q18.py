@@ -8589,11 +8589,64 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        (
+                                            v_i_item_id,
+                                            v_ca_country,
+                                            v_ca_state,
+                                            v_ca_county,
+                                        ) = group
+                                        p, e = entry[0], entry
+                                        _a0 = (
+                                            None
+                                            if p[1] == 0
+                                            else (_inexact(p[2])) / p[1]
+                                        )
+                                        _a1 = (
+                                            None
+                                            if p[3] == 0
+                                            else (_inexact(p[4])) / p[3]
+                                        )
+                                        _a2 = (
+                                            None
+                                            if p[5] == 0
+                                            else (_inexact(p[6])) / p[5]
+                                        )
+                                        _a3 = (
+                                            None
+                                            if p[7] == 0
+                                            else (_inexact(p[8])) / p[7]
+                                        )
+                                        _a4 = (
+                                            None
+                                            if p[9] == 0
+                                            else (_inexact(p[10])) / p[9]
+                                        )
+                                        _a5 = (
+                                            None
+                                            if p[11] == 0
+                                            else (_inexact(p[12])) / p[11]
+                                        )
+                                        _a6 = (
+                                            None
+                                            if p[13] == 0
+                                            else (_inexact(p[14])) / p[13]
+                                        )
+                                        new = (
+                                            v_i_item_id,
+                                            v_ca_country,
+                                            v_ca_state,
+                                            v_ca_county,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                            _a3,
+                                            _a4,
+                                            _a5,
+                                            _a6,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -16989,11 +17042,59 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        v_i_item_id, v_ca_country, v_ca_state = group
+                                        p, e = entry[0], entry
+                                        _a0 = (
+                                            None
+                                            if p[1] == 0
+                                            else (_inexact(p[2])) / p[1]
+                                        )
+                                        _a1 = (
+                                            None
+                                            if p[3] == 0
+                                            else (_inexact(p[4])) / p[3]
+                                        )
+                                        _a2 = (
+                                            None
+                                            if p[5] == 0
+                                            else (_inexact(p[6])) / p[5]
+                                        )
+                                        _a3 = (
+                                            None
+                                            if p[7] == 0
+                                            else (_inexact(p[8])) / p[7]
+                                        )
+                                        _a4 = (
+                                            None
+                                            if p[9] == 0
+                                            else (_inexact(p[10])) / p[9]
+                                        )
+                                        _a5 = (
+                                            None
+                                            if p[11] == 0
+                                            else (_inexact(p[12])) / p[11]
+                                        )
+                                        _a6 = (
+                                            None
+                                            if p[13] == 0
+                                            else (_inexact(p[14])) / p[13]
+                                        )
+                                        new = (
+                                            v_i_item_id,
+                                            v_ca_country,
+                                            v_ca_state,
+                                            None,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                            _a3,
+                                            _a4,
+                                            _a5,
+                                            _a6,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -25007,11 +25108,41 @@ def _make_derived1():
                             reported = self._reported
                             for group in touched:
                                 entry = result.get(group)
-                                new = (
-                                    None
-                                    if entry is None
-                                    else self._group_row(*group, entry[0], entry)
-                                )
+                                if entry is None:
+                                    new = None
+                                else:
+                                    v_i_item_id, v_ca_country = group
+                                    p, e = entry[0], entry
+                                    _a0 = None if p[1] == 0 else (_inexact(p[2])) / p[1]
+                                    _a1 = None if p[3] == 0 else (_inexact(p[4])) / p[3]
+                                    _a2 = None if p[5] == 0 else (_inexact(p[6])) / p[5]
+                                    _a3 = None if p[7] == 0 else (_inexact(p[8])) / p[7]
+                                    _a4 = (
+                                        None if p[9] == 0 else (_inexact(p[10])) / p[9]
+                                    )
+                                    _a5 = (
+                                        None
+                                        if p[11] == 0
+                                        else (_inexact(p[12])) / p[11]
+                                    )
+                                    _a6 = (
+                                        None
+                                        if p[13] == 0
+                                        else (_inexact(p[14])) / p[13]
+                                    )
+                                    new = (
+                                        v_i_item_id,
+                                        v_ca_country,
+                                        None,
+                                        None,
+                                        _a0,
+                                        _a1,
+                                        _a2,
+                                        _a3,
+                                        _a4,
+                                        _a5,
+                                        _a6,
+                                    )
                                 old = reported.get(group)
                                 if old != new and not _same(old, new):
                                     if old is not None:
@@ -30655,10 +30786,32 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
-                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = lookup(*key)
-                        new = None if p is None else group_row(*key, p)
+                        (v_i_item_id,) = key
+                        new = None
+                        _m1 = self.n0_root.get(v_i_item_id)
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (_inexact(p[2])) / p[1]
+                            _a1 = None if p[3] == 0 else (_inexact(p[4])) / p[3]
+                            _a2 = None if p[5] == 0 else (_inexact(p[6])) / p[5]
+                            _a3 = None if p[7] == 0 else (_inexact(p[8])) / p[7]
+                            _a4 = None if p[9] == 0 else (_inexact(p[10])) / p[9]
+                            _a5 = None if p[11] == 0 else (_inexact(p[12])) / p[11]
+                            _a6 = None if p[13] == 0 else (_inexact(p[14])) / p[13]
+                            new = (
+                                v_i_item_id,
+                                None,
+                                None,
+                                None,
+                                _a0,
+                                _a1,
+                                _a2,
+                                _a3,
+                                _a4,
+                                _a5,
+                                _a6,
+                            )
                         old = reported.get(key)
                         if old != new and not _same(old, new):
                             if old is not None:

@@ -2109,13 +2109,16 @@ def _make_derived1():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_w_warehouse_name, v_i_item_id = group
+                        p, e = entry[0], entry
+                        _a0 = None if e is None or not e[1][1] else e[1][0]
+                        _a1 = None if e is None or not e[2][1] else e[2][0]
+                        new = (v_w_warehouse_name, v_i_item_id, _a0, _a1)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:

@@ -1686,12 +1686,33 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                v_i_product_name, v_i_brand, v_i_class, v_i_category = (
+                                    key
+                                )
+                                new = None
+                                _m1 = self.n0_root.get(
+                                    (
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        v_i_product_name,
+                                    )
+                                )
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                                    new = (
+                                        v_i_product_name,
+                                        v_i_brand,
+                                        v_i_class,
+                                        v_i_category,
+                                        _a0,
+                                    )
                                 old = reported.get(key)
-                                if old != new and not _same(old, new):
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -3102,12 +3123,26 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                v_i_product_name, v_i_brand, v_i_class = key
+                                new = None
+                                _m1 = self.n0_root.get(
+                                    (v_i_brand, v_i_class, v_i_product_name)
+                                )
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                                    new = (
+                                        v_i_product_name,
+                                        v_i_brand,
+                                        v_i_class,
+                                        None,
+                                        _a0,
+                                    )
                                 old = reported.get(key)
-                                if old != new and not _same(old, new):
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -4386,12 +4421,18 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            v_i_product_name, v_i_brand = key
+                            new = None
+                            _m1 = self.n0_root.get((v_i_brand, v_i_product_name))
+                            if _m1 is not None:
+                                p = _m1
+                                _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                                new = (v_i_product_name, v_i_brand, None, None, _a0)
                             old = reported.get(key)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -5560,12 +5601,16 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
-                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = lookup(*key)
-                        new = None if p is None else group_row(*key, p)
+                        (v_i_product_name,) = key
+                        new = None
+                        _m1 = self.n0_root.get(v_i_product_name)
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                            new = (v_i_product_name, None, None, None, _a0)
                         old = reported.get(key)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6634,7 +6679,7 @@ def _make_derived1():
                 p = self._lookup()
                 new = self._group_row(_ZERO if p is None else p)
                 old = reported.get(())
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

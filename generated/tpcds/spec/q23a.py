@@ -1164,12 +1164,18 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                (v_ss_customer_sk,) = key
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
                                 old = reported.get(key)
-                                if old != new and not _same(old, new):
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -2612,12 +2618,18 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_ss_customer_sk,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
                                     old = reported.get(key)
-                                    if old != new and not _same(old, new):
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -5452,9 +5464,7 @@ def _make_derived1():
                             TypeError
                         ):  # compared with NULL (an aggregate of no rows): unknown
                             keep = False
-                        if not keep:
-                            return None
-                        return (v_group1, v_ss_item_sk, v_d_date, _a0)
+                        return (v_group1, v_ss_item_sk, v_d_date, _a0) if keep else None
 
                     def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
@@ -5524,11 +5534,23 @@ def _make_derived1():
                             reported = self._reported
                             for group in touched:
                                 entry = result.get(group)
-                                new = (
-                                    None
-                                    if entry is None
-                                    else self._group_row(*group, entry[0], entry)
-                                )
+                                if entry is None:
+                                    new = None
+                                else:
+                                    v_group1, v_ss_item_sk, v_d_date = group
+                                    p, e = entry[0], entry
+                                    _a0 = p
+                                    try:
+                                        keep = _a0 is not None and (_a0 > 4)
+                                    except (
+                                        TypeError
+                                    ):  # compared with NULL (an aggregate of no rows): unknown
+                                        keep = False
+                                    new = (
+                                        (v_group1, v_ss_item_sk, v_d_date, _a0)
+                                        if keep
+                                        else None
+                                    )
                                 old = reported.get(group)
                                 if old != new and not _same(old, new):
                                     if old is not None:
@@ -8357,12 +8379,18 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                (v_ss_customer_sk,) = key
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
                                 old = reported.get(key)
-                                if old != new and not _same(old, new):
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -9805,12 +9833,18 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_ss_customer_sk,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
                                     old = reported.get(key)
-                                    if old != new and not _same(old, new):
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -12645,9 +12679,7 @@ def _make_derived1():
                             TypeError
                         ):  # compared with NULL (an aggregate of no rows): unknown
                             keep = False
-                        if not keep:
-                            return None
-                        return (v_group1, v_ss_item_sk, v_d_date, _a0)
+                        return (v_group1, v_ss_item_sk, v_d_date, _a0) if keep else None
 
                     def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
@@ -12717,11 +12749,23 @@ def _make_derived1():
                             reported = self._reported
                             for group in touched:
                                 entry = result.get(group)
-                                new = (
-                                    None
-                                    if entry is None
-                                    else self._group_row(*group, entry[0], entry)
-                                )
+                                if entry is None:
+                                    new = None
+                                else:
+                                    v_group1, v_ss_item_sk, v_d_date = group
+                                    p, e = entry[0], entry
+                                    _a0 = p
+                                    try:
+                                        keep = _a0 is not None and (_a0 > 4)
+                                    except (
+                                        TypeError
+                                    ):  # compared with NULL (an aggregate of no rows): unknown
+                                        keep = False
+                                    new = (
+                                        (v_group1, v_ss_item_sk, v_d_date, _a0)
+                                        if keep
+                                        else None
+                                    )
                                 old = reported.get(group)
                                 if old != new and not _same(old, new):
                                     if old is not None:

@@ -1137,12 +1137,18 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                (v_ss_customer_sk,) = key
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
                                 old = reported.get(key)
-                                if old != new and not _same(old, new):
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -2585,12 +2591,18 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_ss_customer_sk,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
                                     old = reported.get(key)
-                                    if old != new and not _same(old, new):
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -5425,9 +5437,7 @@ def _make_derived1():
                             TypeError
                         ):  # compared with NULL (an aggregate of no rows): unknown
                             keep = False
-                        if not keep:
-                            return None
-                        return (v_group1, v_ss_item_sk, v_d_date, _a0)
+                        return (v_group1, v_ss_item_sk, v_d_date, _a0) if keep else None
 
                     def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
@@ -5497,11 +5507,23 @@ def _make_derived1():
                             reported = self._reported
                             for group in touched:
                                 entry = result.get(group)
-                                new = (
-                                    None
-                                    if entry is None
-                                    else self._group_row(*group, entry[0], entry)
-                                )
+                                if entry is None:
+                                    new = None
+                                else:
+                                    v_group1, v_ss_item_sk, v_d_date = group
+                                    p, e = entry[0], entry
+                                    _a0 = p
+                                    try:
+                                        keep = _a0 is not None and (_a0 > 4)
+                                    except (
+                                        TypeError
+                                    ):  # compared with NULL (an aggregate of no rows): unknown
+                                        keep = False
+                                    new = (
+                                        (v_group1, v_ss_item_sk, v_d_date, _a0)
+                                        if keep
+                                        else None
+                                    )
                                 old = reported.get(group)
                                 if old != new and not _same(old, new):
                                     if old is not None:
@@ -7434,12 +7456,16 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
-                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = lookup(*key)
-                    new = None if p is None else group_row(*key, p)
+                    v_c_last_name, v_c_first_name = key
+                    new = None
+                    _m1 = self.n0_root.get((v_c_first_name, v_c_last_name))
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_c_last_name, v_c_first_name, _a0)
                     old = reported.get(key)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -8510,12 +8536,18 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                (v_ss_customer_sk,) = key
+                                new = None
+                                _m1 = self.n0_root.get(v_ss_customer_sk)
+                                if _m1 is not None:
+                                    p = _m1
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    new = (v_ss_customer_sk, _a0, _a0)
                                 old = reported.get(key)
-                                if old != new and not _same(old, new):
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -9958,12 +9990,18 @@ def _make_derived1():
                                 # the new payload less the delta could differ in the last bit of a
                                 # float sum, and a retraction must cancel exactly what was reported).
                                 reported = self._reported
-                                lookup, group_row = self._lookup, self._group_row
                                 for key in pending:
-                                    p = lookup(*key)
-                                    new = None if p is None else group_row(*key, p)
+                                    (v_ss_customer_sk,) = key
+                                    new = None
+                                    _m1 = self.n0_root.get(v_ss_customer_sk)
+                                    if _m1 is not None:
+                                        p = _m1
+                                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                                        new = (v_ss_customer_sk, _a0)
                                     old = reported.get(key)
-                                    if old != new and not _same(old, new):
+                                    if (
+                                        old != new
+                                    ):  # no output can be NaN: equal rows are the same
                                         if old is not None:
                                             changes.append((old, -1))
                                         if new is not None:
@@ -12798,9 +12836,7 @@ def _make_derived1():
                             TypeError
                         ):  # compared with NULL (an aggregate of no rows): unknown
                             keep = False
-                        if not keep:
-                            return None
-                        return (v_group1, v_ss_item_sk, v_d_date, _a0)
+                        return (v_group1, v_ss_item_sk, v_d_date, _a0) if keep else None
 
                     def enumerate(self) -> Iterator[tuple[tuple, int]]:
                         """Yield (row, multiplicity) for the current result, with constant
@@ -12870,11 +12906,23 @@ def _make_derived1():
                             reported = self._reported
                             for group in touched:
                                 entry = result.get(group)
-                                new = (
-                                    None
-                                    if entry is None
-                                    else self._group_row(*group, entry[0], entry)
-                                )
+                                if entry is None:
+                                    new = None
+                                else:
+                                    v_group1, v_ss_item_sk, v_d_date = group
+                                    p, e = entry[0], entry
+                                    _a0 = p
+                                    try:
+                                        keep = _a0 is not None and (_a0 > 4)
+                                    except (
+                                        TypeError
+                                    ):  # compared with NULL (an aggregate of no rows): unknown
+                                        keep = False
+                                    new = (
+                                        (v_group1, v_ss_item_sk, v_d_date, _a0)
+                                        if keep
+                                        else None
+                                    )
                                 old = reported.get(group)
                                 if old != new and not _same(old, new):
                                     if old is not None:
@@ -14811,12 +14859,16 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
-                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = lookup(*key)
-                    new = None if p is None else group_row(*key, p)
+                    v_c_last_name, v_c_first_name = key
+                    new = None
+                    _m1 = self.n0_root.get((v_c_first_name, v_c_last_name))
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_c_last_name, v_c_first_name, _a0)
                     old = reported.get(key)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:

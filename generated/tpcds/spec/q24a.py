@@ -4671,11 +4671,36 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_customer__c_last_name,
+                                v_customer__c_first_name,
+                                v_store__s_store_name,
+                                v_customer_address__ca_state,
+                                v_store__s_state,
+                                v_i_color,
+                                v_i_current_price,
+                                v_i_manager_id,
+                                v_i_units,
+                                v_i_size,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_customer__c_last_name,
+                                v_customer__c_first_name,
+                                v_store__s_store_name,
+                                v_customer_address__ca_state,
+                                v_store__s_state,
+                                v_i_color,
+                                v_i_current_price,
+                                v_i_manager_id,
+                                v_i_units,
+                                v_i_size,
+                                _a0,
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -5280,12 +5305,18 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                v_c_last_name, v_c_first_name, v_s_store_name = key
+                new = None
+                _m1 = self.ssales_root.get(
+                    (v_c_last_name, v_c_first_name, v_s_store_name)
+                )
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                    new = (v_c_last_name, v_c_first_name, v_s_store_name, _a0, _a0)
                 old = reported.get(key)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -9892,11 +9923,36 @@ def _make_scalar_2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_customer__c_last_name,
+                                v_customer__c_first_name,
+                                v_store__s_store_name,
+                                v_customer_address__ca_state,
+                                v_store__s_state,
+                                v_i_color,
+                                v_i_current_price,
+                                v_i_manager_id,
+                                v_i_units,
+                                v_i_size,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_customer__c_last_name,
+                                v_customer__c_first_name,
+                                v_store__s_store_name,
+                                v_customer_address__ca_state,
+                                v_store__s_state,
+                                v_i_color,
+                                v_i_current_price,
+                                v_i_manager_id,
+                                v_i_units,
+                                v_i_size,
+                                _a0,
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:

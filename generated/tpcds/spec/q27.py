@@ -3564,13 +3564,20 @@ def _make_derived1():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                v_i_item_id, v_s_state = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                                _a1 = None if p[3] == 0 else (p[4] / 100) / p[3]
+                                _a2 = None if p[5] == 0 else (p[6] / 100) / p[5]
+                                _a3 = None if p[7] == 0 else (p[8] / 100) / p[7]
+                                new = (v_i_item_id, v_s_state, 0, _a0, _a1, _a2, _a3)
                             old = reported.get(group)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -6338,12 +6345,19 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
-                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = lookup(*key)
-                        new = None if p is None else group_row(*key, p)
+                        (v_i_item_id,) = key
+                        new = None
+                        _m1 = self.n0_root.get(v_i_item_id)
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                            _a1 = None if p[3] == 0 else (p[4] / 100) / p[3]
+                            _a2 = None if p[5] == 0 else (p[6] / 100) / p[5]
+                            _a3 = None if p[7] == 0 else (p[8] / 100) / p[7]
+                            new = (v_i_item_id, None, 1, _a0, _a1, _a2, _a3)
                         old = reported.get(key)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -9103,7 +9117,7 @@ def _make_derived1():
                 p = self._lookup()
                 new = self._group_row(_ZERO if p is None else p)
                 old = reported.get(())
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

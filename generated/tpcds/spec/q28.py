@@ -699,7 +699,7 @@ def _make_derived1():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1273,7 +1273,7 @@ def _make_derived2():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -1847,7 +1847,7 @@ def _make_derived3():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2421,7 +2421,7 @@ def _make_derived4():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2995,7 +2995,7 @@ def _make_derived5():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -3569,7 +3569,7 @@ def _make_derived6():
                         else self._group_row(entry[0], entry)
                     )
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:

@@ -5637,11 +5637,25 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    v_i_item_id, v_i_item_desc, v_s_store_id, v_s_store_name = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[1] == 0 else (p[2])
+                    _a1 = None if p[3] == 0 else (p[4])
+                    _a2 = None if p[5] == 0 else (p[6])
+                    new = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_s_store_id,
+                        v_s_store_name,
+                        _a0,
+                        _a1,
+                        _a2,
+                    )
                 old = reported.get(group)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -1432,13 +1432,15 @@ def _make_derived1():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_ca_county, v_d_qoy, v_d_year = group
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_ca_county, v_d_qoy, v_d_year, _a0)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -2755,13 +2757,15 @@ def _make_derived2():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_ca_county, v_d_qoy, v_d_year = group
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_ca_county, v_d_qoy, v_d_year, _a0)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -4078,13 +4082,15 @@ def _make_derived3():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_ca_county, v_d_qoy, v_d_year = group
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_ca_county, v_d_qoy, v_d_year, _a0)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -5437,13 +5443,15 @@ def _make_derived4():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_ca_county, v_d_qoy, v_d_year = group
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_ca_county, v_d_qoy, v_d_year, _a0)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -6796,13 +6804,15 @@ def _make_derived5():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_ca_county, v_d_qoy, v_d_year = group
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_ca_county, v_d_qoy, v_d_year, _a0)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -8155,13 +8165,15 @@ def _make_derived6():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_ca_county, v_d_qoy, v_d_year = group
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_ca_county, v_d_qoy, v_d_year, _a0)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:

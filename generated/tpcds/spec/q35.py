@@ -5569,11 +5569,50 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    (
+                        v_ca_state,
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_dep_count,
+                        v_cd_dep_employed_count,
+                        v_cd_dep_college_count,
+                    ) = group
+                    p, e = entry[0], entry
+                    _a0 = p[0]
+                    _a1 = None if p[0] == 0 else v_cd_dep_count
+                    _a2 = None if p[0] == 0 else v_cd_dep_count
+                    _a3 = None if p[1] == 0 else (p[2]) / p[1]
+                    _a4 = None if p[0] == 0 else v_cd_dep_employed_count
+                    _a5 = None if p[0] == 0 else v_cd_dep_employed_count
+                    _a6 = None if p[3] == 0 else (p[4]) / p[3]
+                    _a7 = None if p[0] == 0 else v_cd_dep_college_count
+                    _a8 = None if p[0] == 0 else v_cd_dep_college_count
+                    _a9 = None if p[5] == 0 else (p[6]) / p[5]
+                    new = (
+                        v_ca_state,
+                        v_cd_gender,
+                        v_cd_marital_status,
+                        v_cd_dep_count,
+                        _a0,
+                        _a1,
+                        _a2,
+                        _a3,
+                        v_cd_dep_employed_count,
+                        _a0,
+                        _a4,
+                        _a5,
+                        _a6,
+                        v_cd_dep_college_count,
+                        _a0,
+                        _a7,
+                        _a8,
+                        _a9,
+                    )
                 old = reported.get(group)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -2702,11 +2702,101 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_w_warehouse_name,
+                                v_inv_warehouse_sk,
+                                v_inv_item_sk,
+                                v_d_moy,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = p[1]
+                            _a1 = None if p[2] == 0 else (p[3])
+                            _a2 = None if p[1] == 0 else (p[4])
+                            _a3 = None if p[1] == 0 else (p[4]) / p[1]
+                            new = (
+                                v_w_warehouse_name,
+                                v_inv_warehouse_sk,
+                                v_inv_item_sk,
+                                v_d_moy,
+                                (
+                                    None
+                                    if (
+                                        _greatest(
+                                            _div(
+                                                (
+                                                    None
+                                                    if _a1 is None
+                                                    or _div(
+                                                        (
+                                                            None
+                                                            if _a2 is None
+                                                            else (_a2 * _a2)
+                                                        ),
+                                                        _a0,
+                                                    )
+                                                    is None
+                                                    else (
+                                                        _a1
+                                                        - _div(
+                                                            (
+                                                                None
+                                                                if _a2 is None
+                                                                else (_a2 * _a2)
+                                                            ),
+                                                            _a0,
+                                                        )
+                                                    )
+                                                ),
+                                                (_a0 - 1),
+                                            ),
+                                            0.0,
+                                        )
+                                        if (_a0 is not None and (_a0 > 1))
+                                        else None
+                                    )
+                                    is None
+                                    else _sqrt(
+                                        (
+                                            _greatest(
+                                                _div(
+                                                    (
+                                                        None
+                                                        if _a1 is None
+                                                        or _div(
+                                                            (
+                                                                None
+                                                                if _a2 is None
+                                                                else (_a2 * _a2)
+                                                            ),
+                                                            _a0,
+                                                        )
+                                                        is None
+                                                        else (
+                                                            _a1
+                                                            - _div(
+                                                                (
+                                                                    None
+                                                                    if _a2 is None
+                                                                    else (_a2 * _a2)
+                                                                ),
+                                                                _a0,
+                                                            )
+                                                        )
+                                                    ),
+                                                    (_a0 - 1),
+                                                ),
+                                                0.0,
+                                            )
+                                            if (_a0 is not None and (_a0 > 1))
+                                            else None
+                                        )
+                                    )
+                                ),
+                                _a3,
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -5849,11 +5939,101 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_w_warehouse_name,
+                                v_inv_warehouse_sk,
+                                v_inv_item_sk,
+                                v_d_moy,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = p[1]
+                            _a1 = None if p[2] == 0 else (p[3])
+                            _a2 = None if p[1] == 0 else (p[4])
+                            _a3 = None if p[1] == 0 else (p[4]) / p[1]
+                            new = (
+                                v_w_warehouse_name,
+                                v_inv_warehouse_sk,
+                                v_inv_item_sk,
+                                v_d_moy,
+                                (
+                                    None
+                                    if (
+                                        _greatest(
+                                            _div(
+                                                (
+                                                    None
+                                                    if _a1 is None
+                                                    or _div(
+                                                        (
+                                                            None
+                                                            if _a2 is None
+                                                            else (_a2 * _a2)
+                                                        ),
+                                                        _a0,
+                                                    )
+                                                    is None
+                                                    else (
+                                                        _a1
+                                                        - _div(
+                                                            (
+                                                                None
+                                                                if _a2 is None
+                                                                else (_a2 * _a2)
+                                                            ),
+                                                            _a0,
+                                                        )
+                                                    )
+                                                ),
+                                                (_a0 - 1),
+                                            ),
+                                            0.0,
+                                        )
+                                        if (_a0 is not None and (_a0 > 1))
+                                        else None
+                                    )
+                                    is None
+                                    else _sqrt(
+                                        (
+                                            _greatest(
+                                                _div(
+                                                    (
+                                                        None
+                                                        if _a1 is None
+                                                        or _div(
+                                                            (
+                                                                None
+                                                                if _a2 is None
+                                                                else (_a2 * _a2)
+                                                            ),
+                                                            _a0,
+                                                        )
+                                                        is None
+                                                        else (
+                                                            _a1
+                                                            - _div(
+                                                                (
+                                                                    None
+                                                                    if _a2 is None
+                                                                    else (_a2 * _a2)
+                                                                ),
+                                                                _a0,
+                                                            )
+                                                        )
+                                                    ),
+                                                    (_a0 - 1),
+                                                ),
+                                                0.0,
+                                            )
+                                            if (_a0 is not None and (_a0 > 1))
+                                            else None
+                                        )
+                                    )
+                                ),
+                                _a3,
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:

@@ -1859,7 +1859,7 @@ def _make_derived1():
             )
             QUERY_ID = "69c1f35711601a6d"
             LAYOUT_ID = (
-                "36f51a6668e34707"  # the state's layout: snapshots restore only here
+                "9f803b645e7896a7"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -1870,7 +1870,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                 # root catalog_sales: its tuples
                 self.catalog_sales_root = {}
                 self._appliers = {
@@ -2030,16 +2029,14 @@ def _make_derived1():
                     )
                     for _c in self.exists_1_result.get((), _EMPTY)
                 )
-                store = self.catalog_sales_rows
-                count = store.get(row, 0) + d
-                if count < 0:
+                if (
+                    d < 0
+                    and self.catalog_sales_by_exists_1.get((), _EMPTY).get(row, 0) + d
+                    < 0
+                ):
                     raise ViewError(_absent_message("catalog_sales", row))
                 pending = self._pending
                 catalog_sales_root = self.catalog_sales_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # rows by the key of the test on inner view exists_1
                 _key = ()
                 _grp = self.catalog_sales_by_exists_1.get(_key)
@@ -2312,7 +2309,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "catalog_sales_rows": self.catalog_sales_rows,
                             "catalog_sales_root": self.catalog_sales_root,
                             "sub:sub_exists_1": self.sub_exists_1.snapshot(),
                             "exists_1_result": self.exists_1_result,
@@ -2349,7 +2345,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "catalog_sales_rows",
                     "catalog_sales_root",
                     "sub:sub_exists_1",
                     "exists_1_result",
@@ -4694,9 +4689,22 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    v_w_state, v_i_item_id = group
+                    p, e = entry[0], entry
+                    _a0 = (
+                        None
+                        if e is None or not e[1][1]
+                        else _ieee_total(_inexact(e[1][0]), e[1][2], e[1][3], e[1][4])
+                    )
+                    _a1 = (
+                        None
+                        if e is None or not e[2][1]
+                        else _ieee_total(_inexact(e[2][0]), e[2][2], e[2][3], e[2][4])
+                    )
+                    new = (v_w_state, v_i_item_id, _a0, _a1)
                 old = reported.get(group)
                 if old != new and not _same(old, new):
                     if old is not None:

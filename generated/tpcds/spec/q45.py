@@ -7521,10 +7521,16 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            v_customer_address__ca_zip, v_customer_address__ca_city = key
+            new = None
+            _m1 = self.oj1_root.get(
+                (v_customer_address__ca_zip, v_customer_address__ca_city)
+            )
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                new = (v_customer_address__ca_zip, v_customer_address__ca_city, _a0)
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:

@@ -3473,12 +3473,39 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                v_ss_ticket_number, v_ss_customer_sk, v_ss_addr_sk, v_ca_city = key
+                new = None
+                _m1 = self.n0_root.get(v_ss_addr_sk)
+                if _m1 is not None:
+                    _g2 = self.n1_by_ss_addr_sk.get(v_ss_addr_sk)
+                    if _g2 is not None:
+                        _m3 = _g2.get(
+                            (v_ss_customer_sk, v_ss_addr_sk, v_ss_ticket_number)
+                        )
+                        if _m3 is not None:
+                            _g4 = self.customer_address_by_ss_addr_sk.get(v_ss_addr_sk)
+                            if _g4 is not None:
+                                _m5 = _g4.get((v_ss_addr_sk, v_ca_city))
+                                if _m5 is not None:
+                                    p = (
+                                        _m3[0] * _m5[0],
+                                        _m3[1] * _m5[1],
+                                        _m3[2] * _m5[2],
+                                        _m3[3] * _m5[3],
+                                        _m3[4] * _m5[4],
+                                    )
+                                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                                    _a1 = None if p[3] == 0 else (p[4] / 100)
+                                    new = (
+                                        v_ss_ticket_number,
+                                        v_ss_customer_sk,
+                                        v_ca_city,
+                                        _a0,
+                                        _a1,
+                                    )
                 old = reported.get(key)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -3724,11 +3724,46 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    (
+                        v_s_store_name,
+                        v_s_company_id,
+                        v_s_street_number,
+                        v_s_street_name,
+                        v_s_street_type,
+                        v_s_suite_number,
+                        v_s_city,
+                        v_s_county,
+                        v_s_state,
+                        v_s_zip,
+                    ) = group
+                    p, e = entry[0], entry
+                    _a0 = None if e is None or not e[1][1] else e[1][0]
+                    _a1 = None if e is None or not e[2][1] else e[2][0]
+                    _a2 = None if e is None or not e[3][1] else e[3][0]
+                    _a3 = None if e is None or not e[4][1] else e[4][0]
+                    _a4 = None if e is None or not e[5][1] else e[5][0]
+                    new = (
+                        v_s_store_name,
+                        v_s_company_id,
+                        v_s_street_number,
+                        v_s_street_name,
+                        v_s_street_type,
+                        v_s_suite_number,
+                        v_s_city,
+                        v_s_county,
+                        v_s_state,
+                        v_s_zip,
+                        _a0,
+                        _a1,
+                        _a2,
+                        _a3,
+                        _a4,
+                    )
                 old = reported.get(group)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

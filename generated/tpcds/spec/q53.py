@@ -2135,13 +2135,15 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_i_manufact_id, v_d_qoy = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (v_i_manufact_id, _a0)
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -4313,13 +4315,17 @@ def _make_derived1():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                v_i_manufact_id, v_d_qoy = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (p[2] / 100)
+                                new = (v_i_manufact_id, _a0)
                             old = reported.get(group)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -4850,12 +4856,16 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
-                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = lookup(*key)
-                    new = None if p is None else group_row(*key, p)
+                    (v___c1,) = key
+                    new = None
+                    _m1 = self.rows_2_root.get(v___c1)
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
+                        new = (v___c1, _a0)
                     old = reported.get(key)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:

@@ -2428,12 +2428,18 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            (v_i_item_id,) = key
+                            new = None
+                            _m1 = self.n0_root.get(v_i_item_id)
+                            if _m1 is not None:
+                                p = _m1
+                                _a0 = None if p[1] == 0 else (p[2] / 100)
+                                new = (v_i_item_id, _a0)
                             old = reported.get(key)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -5268,12 +5274,18 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            (v_i_item_id,) = key
+                            new = None
+                            _m1 = self.n0_root.get(v_i_item_id)
+                            if _m1 is not None:
+                                p = _m1
+                                _a0 = None if p[1] == 0 else (p[2] / 100)
+                                new = (v_i_item_id, _a0)
                             old = reported.get(key)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -8033,12 +8045,16 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
-                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = lookup(*key)
-                        new = None if p is None else group_row(*key, p)
+                        (v_i_item_id,) = key
+                        new = None
+                        _m1 = self.n0_root.get(v_i_item_id)
+                        if _m1 is not None:
+                            p = _m1
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (v_i_item_id, _a0)
                         old = reported.get(key)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -9160,10 +9176,14 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (v_i_item_id,) = key
+            new = None
+            _m1 = self.tmp1_root.get(v_i_item_id)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                new = (v_i_item_id, _a0)
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:

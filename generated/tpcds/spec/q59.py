@@ -1277,13 +1277,31 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_d_week_seq, v_ss_store_sk = group
+                            p, e = entry[0], entry
+                            _a0 = None if e is None or not e[1][1] else e[1][0] / 100
+                            _a1 = None if e is None or not e[2][1] else e[2][0] / 100
+                            _a2 = None if e is None or not e[3][1] else e[3][0] / 100
+                            _a3 = None if e is None or not e[4][1] else e[4][0] / 100
+                            _a4 = None if e is None or not e[5][1] else e[5][0] / 100
+                            _a5 = None if e is None or not e[6][1] else e[6][0] / 100
+                            _a6 = None if e is None or not e[7][1] else e[7][0] / 100
+                            new = (
+                                v_d_week_seq,
+                                v_ss_store_sk,
+                                _a0,
+                                _a1,
+                                _a2,
+                                _a3,
+                                _a4,
+                                _a5,
+                                _a6,
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3557,13 +3575,31 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_d_week_seq, v_ss_store_sk = group
+                            p, e = entry[0], entry
+                            _a0 = None if e is None or not e[1][1] else e[1][0] / 100
+                            _a1 = None if e is None or not e[2][1] else e[2][0] / 100
+                            _a2 = None if e is None or not e[3][1] else e[3][0] / 100
+                            _a3 = None if e is None or not e[4][1] else e[4][0] / 100
+                            _a4 = None if e is None or not e[5][1] else e[5][0] / 100
+                            _a5 = None if e is None or not e[6][1] else e[6][0] / 100
+                            _a6 = None if e is None or not e[7][1] else e[7][0] / 100
+                            new = (
+                                v_d_week_seq,
+                                v_ss_store_sk,
+                                _a0,
+                                _a1,
+                                _a2,
+                                _a3,
+                                _a4,
+                                _a5,
+                                _a6,
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:

@@ -4565,11 +4565,77 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if e is None or not e[1][1] else e[1][0] / 100
+                            _a1 = None if e is None or not e[2][1] else e[2][0] / 100
+                            _a2 = None if e is None or not e[3][1] else e[3][0] / 100
+                            _a3 = None if e is None or not e[4][1] else e[4][0] / 100
+                            _a4 = None if e is None or not e[5][1] else e[5][0] / 100
+                            _a5 = None if e is None or not e[6][1] else e[6][0] / 100
+                            _a6 = None if e is None or not e[7][1] else e[7][0] / 100
+                            _a7 = None if e is None or not e[8][1] else e[8][0] / 100
+                            _a8 = None if e is None or not e[9][1] else e[9][0] / 100
+                            _a9 = None if e is None or not e[10][1] else e[10][0] / 100
+                            _a10 = None if e is None or not e[11][1] else e[11][0] / 100
+                            _a11 = None if e is None or not e[12][1] else e[12][0] / 100
+                            _a12 = None if e is None or not e[13][1] else e[13][0] / 100
+                            _a13 = None if e is None or not e[14][1] else e[14][0] / 100
+                            _a14 = None if e is None or not e[15][1] else e[15][0] / 100
+                            _a15 = None if e is None or not e[16][1] else e[16][0] / 100
+                            _a16 = None if e is None or not e[17][1] else e[17][0] / 100
+                            _a17 = None if e is None or not e[18][1] else e[18][0] / 100
+                            _a18 = None if e is None or not e[19][1] else e[19][0] / 100
+                            _a19 = None if e is None or not e[20][1] else e[20][0] / 100
+                            _a20 = None if e is None or not e[21][1] else e[21][0] / 100
+                            _a21 = None if e is None or not e[22][1] else e[22][0] / 100
+                            _a22 = None if e is None or not e[23][1] else e[23][0] / 100
+                            _a23 = None if e is None or not e[24][1] else e[24][0] / 100
+                            new = (
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                                (str((str("DHL") + str(","))) + str("BARIAN")),
+                                v_d_year,
+                                _a0,
+                                _a1,
+                                _a2,
+                                _a3,
+                                _a4,
+                                _a5,
+                                _a6,
+                                _a7,
+                                _a8,
+                                _a9,
+                                _a10,
+                                _a11,
+                                _a12,
+                                _a13,
+                                _a14,
+                                _a15,
+                                _a16,
+                                _a17,
+                                _a18,
+                                _a19,
+                                _a20,
+                                _a21,
+                                _a22,
+                                _a23,
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -8886,11 +8952,77 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                                v_d_year,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if e is None or not e[1][1] else e[1][0] / 100
+                            _a1 = None if e is None or not e[2][1] else e[2][0] / 100
+                            _a2 = None if e is None or not e[3][1] else e[3][0] / 100
+                            _a3 = None if e is None or not e[4][1] else e[4][0] / 100
+                            _a4 = None if e is None or not e[5][1] else e[5][0] / 100
+                            _a5 = None if e is None or not e[6][1] else e[6][0] / 100
+                            _a6 = None if e is None or not e[7][1] else e[7][0] / 100
+                            _a7 = None if e is None or not e[8][1] else e[8][0] / 100
+                            _a8 = None if e is None or not e[9][1] else e[9][0] / 100
+                            _a9 = None if e is None or not e[10][1] else e[10][0] / 100
+                            _a10 = None if e is None or not e[11][1] else e[11][0] / 100
+                            _a11 = None if e is None or not e[12][1] else e[12][0] / 100
+                            _a12 = None if e is None or not e[13][1] else e[13][0] / 100
+                            _a13 = None if e is None or not e[14][1] else e[14][0] / 100
+                            _a14 = None if e is None or not e[15][1] else e[15][0] / 100
+                            _a15 = None if e is None or not e[16][1] else e[16][0] / 100
+                            _a16 = None if e is None or not e[17][1] else e[17][0] / 100
+                            _a17 = None if e is None or not e[18][1] else e[18][0] / 100
+                            _a18 = None if e is None or not e[19][1] else e[19][0] / 100
+                            _a19 = None if e is None or not e[20][1] else e[20][0] / 100
+                            _a20 = None if e is None or not e[21][1] else e[21][0] / 100
+                            _a21 = None if e is None or not e[22][1] else e[22][0] / 100
+                            _a22 = None if e is None or not e[23][1] else e[23][0] / 100
+                            _a23 = None if e is None or not e[24][1] else e[24][0] / 100
+                            new = (
+                                v_w_warehouse_name,
+                                v_w_warehouse_sq_ft,
+                                v_w_city,
+                                v_w_county,
+                                v_w_state,
+                                v_w_country,
+                                (str((str("DHL") + str(","))) + str("BARIAN")),
+                                v_d_year,
+                                _a0,
+                                _a1,
+                                _a2,
+                                _a3,
+                                _a4,
+                                _a5,
+                                _a6,
+                                _a7,
+                                _a8,
+                                _a9,
+                                _a10,
+                                _a11,
+                                _a12,
+                                _a13,
+                                _a14,
+                                _a15,
+                                _a16,
+                                _a17,
+                                _a18,
+                                _a19,
+                                _a20,
+                                _a21,
+                                _a22,
+                                _a23,
+                            )
                         old = reported.get(group)
                         if old != new and not _same(old, new):
                             if old is not None:
@@ -10373,10 +10505,162 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (
+                v_w_warehouse_name,
+                v_w_warehouse_sq_ft,
+                v_w_city,
+                v_w_county,
+                v_w_state,
+                v_w_country,
+                v_ship_carriers,
+                v_year,
+            ) = key
+            new = None
+            _m1 = self.x_root.get(
+                (
+                    v_w_warehouse_name,
+                    v_w_warehouse_sq_ft,
+                    v_w_city,
+                    v_w_county,
+                    v_w_state,
+                    v_w_country,
+                    v_ship_carriers,
+                    v_year,
+                )
+            )
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                _a3 = None if p[7] == 0 else (_inexact(p[8]))
+                _a4 = None if p[9] == 0 else (_inexact(p[10]))
+                _a5 = None if p[11] == 0 else (_inexact(p[12]))
+                _a6 = None if p[13] == 0 else (_inexact(p[14]))
+                _a7 = None if p[15] == 0 else (_inexact(p[16]))
+                _a8 = None if p[17] == 0 else (_inexact(p[18]))
+                _a9 = None if p[19] == 0 else (_inexact(p[20]))
+                _a10 = None if p[21] == 0 else (_inexact(p[22]))
+                _a11 = None if p[23] == 0 else (_inexact(p[24]))
+                _a12 = (
+                    None
+                    if p[25] == 0
+                    else _ieee_total((_inexact(p[26])), (p[73]), (p[74]), (p[75]))
+                )
+                _a13 = (
+                    None
+                    if p[27] == 0
+                    else _ieee_total((_inexact(p[28])), (p[76]), (p[77]), (p[78]))
+                )
+                _a14 = (
+                    None
+                    if p[29] == 0
+                    else _ieee_total((_inexact(p[30])), (p[79]), (p[80]), (p[81]))
+                )
+                _a15 = (
+                    None
+                    if p[31] == 0
+                    else _ieee_total((_inexact(p[32])), (p[82]), (p[83]), (p[84]))
+                )
+                _a16 = (
+                    None
+                    if p[33] == 0
+                    else _ieee_total((_inexact(p[34])), (p[85]), (p[86]), (p[87]))
+                )
+                _a17 = (
+                    None
+                    if p[35] == 0
+                    else _ieee_total((_inexact(p[36])), (p[88]), (p[89]), (p[90]))
+                )
+                _a18 = (
+                    None
+                    if p[37] == 0
+                    else _ieee_total((_inexact(p[38])), (p[91]), (p[92]), (p[93]))
+                )
+                _a19 = (
+                    None
+                    if p[39] == 0
+                    else _ieee_total((_inexact(p[40])), (p[94]), (p[95]), (p[96]))
+                )
+                _a20 = (
+                    None
+                    if p[41] == 0
+                    else _ieee_total((_inexact(p[42])), (p[97]), (p[98]), (p[99]))
+                )
+                _a21 = (
+                    None
+                    if p[43] == 0
+                    else _ieee_total((_inexact(p[44])), (p[100]), (p[101]), (p[102]))
+                )
+                _a22 = (
+                    None
+                    if p[45] == 0
+                    else _ieee_total((_inexact(p[46])), (p[103]), (p[104]), (p[105]))
+                )
+                _a23 = (
+                    None
+                    if p[47] == 0
+                    else _ieee_total((_inexact(p[48])), (p[106]), (p[107]), (p[108]))
+                )
+                _a24 = None if p[49] == 0 else (_inexact(p[50]))
+                _a25 = None if p[51] == 0 else (_inexact(p[52]))
+                _a26 = None if p[53] == 0 else (_inexact(p[54]))
+                _a27 = None if p[55] == 0 else (_inexact(p[56]))
+                _a28 = None if p[57] == 0 else (_inexact(p[58]))
+                _a29 = None if p[59] == 0 else (_inexact(p[60]))
+                _a30 = None if p[61] == 0 else (_inexact(p[62]))
+                _a31 = None if p[63] == 0 else (_inexact(p[64]))
+                _a32 = None if p[65] == 0 else (_inexact(p[66]))
+                _a33 = None if p[67] == 0 else (_inexact(p[68]))
+                _a34 = None if p[69] == 0 else (_inexact(p[70]))
+                _a35 = None if p[71] == 0 else (_inexact(p[72]))
+                new = (
+                    v_w_warehouse_name,
+                    v_w_warehouse_sq_ft,
+                    v_w_city,
+                    v_w_county,
+                    v_w_state,
+                    v_w_country,
+                    v_ship_carriers,
+                    v_year,
+                    _a0,
+                    _a1,
+                    _a2,
+                    _a3,
+                    _a4,
+                    _a5,
+                    _a6,
+                    _a7,
+                    _a8,
+                    _a9,
+                    _a10,
+                    _a11,
+                    _a12,
+                    _a13,
+                    _a14,
+                    _a15,
+                    _a16,
+                    _a17,
+                    _a18,
+                    _a19,
+                    _a20,
+                    _a21,
+                    _a22,
+                    _a23,
+                    _a24,
+                    _a25,
+                    _a26,
+                    _a27,
+                    _a28,
+                    _a29,
+                    _a30,
+                    _a31,
+                    _a32,
+                    _a33,
+                    _a34,
+                    _a35,
+                )
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:

@@ -4326,9 +4326,13 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    v_i_brand, v_i_brand_id, v_t_hour, v_t_minute = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                    new = (v_i_brand_id, v_i_brand, v_t_hour, v_t_minute, _a0)
                 old = reported.get(group)
                 if old != new and not _same(old, new):
                     if old is not None:

@@ -12863,7 +12863,7 @@ def _make_derived1():
                         "d1__d_date",
                     )
                     QUERY_ID = "91feccb988d17007"
-                    LAYOUT_ID = "0029e7ab08dafc93"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "dde514f85646dae9"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -12871,7 +12871,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                         self.warehouse_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
                         self.customer_demographics_rows = (
@@ -13156,9 +13155,14 @@ def _make_derived1():
                                 )
                             )
                         )
-                        store = self.catalog_sales_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
+                        if (
+                            d < 0
+                            and self.catalog_sales_by_exists_1.get((), _EMPTY).get(
+                                row, 0
+                            )
+                            + d
+                            < 0
+                        ):
                             raise ViewError(_absent_message("catalog_sales", row))
                         pending = self._pending
                         catalog_sales_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk = (
@@ -13201,10 +13205,6 @@ def _make_derived1():
                         n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk = (
                             self.n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk
                         )
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by the key of the test on inner view exists_1
                         _key = ()
                         _grp = self.catalog_sales_by_exists_1.get(_key)
@@ -22219,7 +22219,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "catalog_sales_rows": self.catalog_sales_rows,
                                     "warehouse_rows": self.warehouse_rows,
                                     "item_rows": self.item_rows,
                                     "customer_demographics_rows": self.customer_demographics_rows,
@@ -22295,7 +22294,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "catalog_sales_rows",
                             "warehouse_rows",
                             "item_rows",
                             "customer_demographics_rows",
@@ -36303,7 +36301,7 @@ def _make_derived1():
                         "d1__d_date",
                     )
                     QUERY_ID = "91feccb988d17007"
-                    LAYOUT_ID = "0029e7ab08dafc93"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "dde514f85646dae9"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -36311,7 +36309,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.catalog_sales_rows = {}  # input rows: row -> multiplicity
                         self.warehouse_rows = {}  # input rows: row -> multiplicity
                         self.item_rows = {}  # input rows: row -> multiplicity
                         self.customer_demographics_rows = (
@@ -36596,9 +36593,14 @@ def _make_derived1():
                                 )
                             )
                         )
-                        store = self.catalog_sales_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
+                        if (
+                            d < 0
+                            and self.catalog_sales_by_exists_1.get((), _EMPTY).get(
+                                row, 0
+                            )
+                            + d
+                            < 0
+                        ):
                             raise ViewError(_absent_message("catalog_sales", row))
                         pending = self._pending
                         catalog_sales_by_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_bill_hdemo_sk_cs_item_sk = (
@@ -36641,10 +36643,6 @@ def _make_derived1():
                         n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk = (
                             self.n5_cs_sold_date_sk_cs_ship_date_sk_cs_bill_cdemo_sk_cs_item_sk_by_cs_bill_hdemo_sk
                         )
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by the key of the test on inner view exists_1
                         _key = ()
                         _grp = self.catalog_sales_by_exists_1.get(_key)
@@ -45659,7 +45657,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "catalog_sales_rows": self.catalog_sales_rows,
                                     "warehouse_rows": self.warehouse_rows,
                                     "item_rows": self.item_rows,
                                     "customer_demographics_rows": self.customer_demographics_rows,
@@ -45735,7 +45732,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "catalog_sales_rows",
                             "warehouse_rows",
                             "item_rows",
                             "customer_demographics_rows",
@@ -46548,7 +46544,7 @@ def _make_derived1():
             )
             QUERY_ID = "8693d3eb4173b8a6"
             LAYOUT_ID = (
-                "e46f5aa52c226548"  # the state's layout: snapshots restore only here
+                "b33fa904f0d376e4"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -46559,7 +46555,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1_rows = {}  # input rows: row -> multiplicity
                 # root oj1: its tuples
                 self.oj1_root = {}
                 self._appliers = {
@@ -46739,16 +46734,13 @@ def _make_derived1():
                     )
                     for _c in self.exists_2_result.get((), _EMPTY)
                 )
-                store = self.derived1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
+                if (
+                    d < 0
+                    and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0) + d < 0
+                ):
                     raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 oj1_root = self.oj1_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # rows by the key of the test on inner view exists_2
                 _key = ()
                 _grp = self.derived1_by_exists_2.get(_key)
@@ -47293,7 +47285,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1_rows": self.derived1_rows,
                             "oj1_root": self.oj1_root,
                             "sub:sub_derived1": self.sub_derived1.snapshot(),
                             "sub:sub_exists_2": self.sub_exists_2.snapshot(),
@@ -47331,7 +47322,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1_rows",
                     "oj1_root",
                     "sub:sub_derived1",
                     "sub:sub_exists_2",
@@ -48112,12 +48102,35 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (
+                v___oj1__item__i_item_desc,
+                v___oj1__warehouse__w_warehouse_name,
+                v___oj1__d1__d_week_seq,
+            ) = key
+            new = None
+            _m1 = self.oj2_root.get(
+                (
+                    v___oj1__item__i_item_desc,
+                    v___oj1__warehouse__w_warehouse_name,
+                    v___oj1__d1__d_week_seq,
+                )
+            )
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[0] == 0 else (p[1])
+                _a1 = None if p[0] == 0 else (p[2])
+                _a2 = p[0]
+                new = (
+                    v___oj1__item__i_item_desc,
+                    v___oj1__warehouse__w_warehouse_name,
+                    v___oj1__d1__d_week_seq,
+                    _a0,
+                    _a1,
+                    _a2,
+                )
             old = reported.get(key)
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

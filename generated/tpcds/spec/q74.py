@@ -1691,13 +1691,24 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3246,13 +3257,24 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -4862,13 +4884,24 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6417,13 +6450,24 @@ def _make_derived2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -8033,13 +8077,24 @@ def _make_derived3():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -9588,13 +9643,24 @@ def _make_derived3():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -11204,13 +11270,24 @@ def _make_derived4():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "s",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -12759,13 +12836,24 @@ def _make_derived4():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_c_customer_id, v_c_first_name, v_c_last_name, v_d_year = (
+                                group
+                            )
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_c_customer_id,
+                                v_c_first_name,
+                                v_c_last_name,
+                                v_d_year,
+                                _a0,
+                                "w",
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:

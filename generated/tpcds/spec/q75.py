@@ -4225,7 +4225,7 @@ def _make_derived1():
                                 "catalog_returns__cr_return_amount",
                             )
                             QUERY_ID = "855426169fab0547"
-                            LAYOUT_ID = "7a2c677fb2b55063"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "6ba25d2c64a167ae"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -4233,9 +4233,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.catalog_sales_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.item_rows = {}  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
@@ -4477,9 +4474,14 @@ def _make_derived1():
                                         )
                                     )
                                 )
-                                store = self.catalog_sales_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
+                                if (
+                                    d < 0
+                                    and self.catalog_sales_by_exists_1.get(
+                                        (), _EMPTY
+                                    ).get(row, 0)
+                                    + d
+                                    < 0
+                                ):
                                     raise ViewError(
                                         _absent_message("catalog_sales", row)
                                     )
@@ -4497,10 +4499,6 @@ def _make_derived1():
                                 n0_root = self.n0_root
                                 n1_by_cs_item_sk = self.n1_by_cs_item_sk
                                 n1_count_by_cs_item_sk = self.n1_count_by_cs_item_sk
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # rows by the key of the test on inner view exists_1
                                 _key = ()
                                 _grp = self.catalog_sales_by_exists_1.get(_key)
@@ -5854,7 +5852,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "catalog_sales_rows": self.catalog_sales_rows,
                                             "item_rows": self.item_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "n0_root": self.n0_root,
@@ -5906,7 +5903,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "catalog_sales_rows",
                                     "item_rows",
                                     "date_dim_rows",
                                     "n0_root",
@@ -10512,7 +10508,7 @@ def _make_derived1():
                                 "store_returns__sr_return_amt",
                             )
                             QUERY_ID = "341b072d9339e2eb"
-                            LAYOUT_ID = "d063df479b3317d7"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "4f28d4c58fc8aba9"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -10520,9 +10516,6 @@ def _make_derived1():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.store_sales_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.item_rows = {}  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
@@ -10764,9 +10757,14 @@ def _make_derived1():
                                         )
                                     )
                                 )
-                                store = self.store_sales_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
+                                if (
+                                    d < 0
+                                    and self.store_sales_by_exists_1.get(
+                                        (), _EMPTY
+                                    ).get(row, 0)
+                                    + d
+                                    < 0
+                                ):
                                     raise ViewError(_absent_message("store_sales", row))
                                 pending = self._pending
                                 date_dim_count_by_ss_sold_date_sk = (
@@ -10782,10 +10780,6 @@ def _make_derived1():
                                 store_sales_ss_item_sk_by_ss_sold_date_sk = (
                                     self.store_sales_ss_item_sk_by_ss_sold_date_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # rows by the key of the test on inner view exists_1
                                 _key = ()
                                 _grp = self.store_sales_by_exists_1.get(_key)
@@ -12139,7 +12133,6 @@ def _make_derived1():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "store_sales_rows": self.store_sales_rows,
                                             "item_rows": self.item_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "n0_root": self.n0_root,
@@ -12191,7 +12184,6 @@ def _make_derived1():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "store_sales_rows",
                                     "item_rows",
                                     "date_dim_rows",
                                     "n0_root",
@@ -16678,7 +16670,7 @@ def _make_derived1():
                             "web_returns__wr_return_amt",
                         )
                         QUERY_ID = "370f95e1521a73ce"
-                        LAYOUT_ID = "5027ee18f2d2e4ce"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "03bb8854a3c1dc82"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -16686,7 +16678,6 @@ def _make_derived1():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
@@ -16910,9 +16901,14 @@ def _make_derived1():
                                     )
                                 )
                             )
-                            store = self.web_sales_rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
+                            if (
+                                d < 0
+                                and self.web_sales_by_exists_1.get((), _EMPTY).get(
+                                    row, 0
+                                )
+                                + d
+                                < 0
+                            ):
                                 raise ViewError(_absent_message("web_sales", row))
                             pending = self._pending
                             date_dim_count_by_ws_sold_date_sk = (
@@ -16928,10 +16924,6 @@ def _make_derived1():
                             web_sales_ws_item_sk_by_ws_sold_date_sk = (
                                 self.web_sales_ws_item_sk_by_ws_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # rows by the key of the test on inner view exists_1
                             _key = ()
                             _grp = self.web_sales_by_exists_1.get(_key)
@@ -18206,7 +18198,6 @@ def _make_derived1():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "web_sales_rows": self.web_sales_rows,
                                         "item_rows": self.item_rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
@@ -18256,7 +18247,6 @@ def _make_derived1():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "web_sales_rows",
                                 "item_rows",
                                 "date_dim_rows",
                                 "n0_root",
@@ -19823,10 +19813,37 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (
+                    v_d_year,
+                    v_i_brand_id,
+                    v_i_class_id,
+                    v_i_category_id,
+                    v_i_manufact_id,
+                ) = key
+                new = None
+                _m1 = self.sales_detail_root.get(
+                    (
+                        v_d_year,
+                        v_i_brand_id,
+                        v_i_class_id,
+                        v_i_category_id,
+                        v_i_manufact_id,
+                    )
+                )
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2])
+                    _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                    new = (
+                        v_d_year,
+                        v_i_brand_id,
+                        v_i_class_id,
+                        v_i_category_id,
+                        v_i_manufact_id,
+                        _a0,
+                        _a1,
+                    )
                 old = reported.get(key)
                 if old != new and not _same(old, new):
                     if old is not None:
@@ -23921,7 +23938,7 @@ def _make_derived2():
                                 "catalog_returns__cr_return_amount",
                             )
                             QUERY_ID = "855426169fab0547"
-                            LAYOUT_ID = "7a2c677fb2b55063"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "6ba25d2c64a167ae"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -23929,9 +23946,6 @@ def _make_derived2():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.catalog_sales_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.item_rows = {}  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
@@ -24173,9 +24187,14 @@ def _make_derived2():
                                         )
                                     )
                                 )
-                                store = self.catalog_sales_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
+                                if (
+                                    d < 0
+                                    and self.catalog_sales_by_exists_1.get(
+                                        (), _EMPTY
+                                    ).get(row, 0)
+                                    + d
+                                    < 0
+                                ):
                                     raise ViewError(
                                         _absent_message("catalog_sales", row)
                                     )
@@ -24193,10 +24212,6 @@ def _make_derived2():
                                 n0_root = self.n0_root
                                 n1_by_cs_item_sk = self.n1_by_cs_item_sk
                                 n1_count_by_cs_item_sk = self.n1_count_by_cs_item_sk
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # rows by the key of the test on inner view exists_1
                                 _key = ()
                                 _grp = self.catalog_sales_by_exists_1.get(_key)
@@ -25550,7 +25565,6 @@ def _make_derived2():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "catalog_sales_rows": self.catalog_sales_rows,
                                             "item_rows": self.item_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "n0_root": self.n0_root,
@@ -25602,7 +25616,6 @@ def _make_derived2():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "catalog_sales_rows",
                                     "item_rows",
                                     "date_dim_rows",
                                     "n0_root",
@@ -30208,7 +30221,7 @@ def _make_derived2():
                                 "store_returns__sr_return_amt",
                             )
                             QUERY_ID = "341b072d9339e2eb"
-                            LAYOUT_ID = "d063df479b3317d7"  # the state's layout: snapshots restore only here
+                            LAYOUT_ID = "4f28d4c58fc8aba9"  # the state's layout: snapshots restore only here
                             STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                             def __init__(
@@ -30216,9 +30229,6 @@ def _make_derived2():
                                 on_delta: Callable[[tuple, int], None] | None = None,
                                 push: bool = False,
                             ) -> None:
-                                self.store_sales_rows = (
-                                    {}
-                                )  # input rows: row -> multiplicity
                                 self.item_rows = {}  # input rows: row -> multiplicity
                                 self.date_dim_rows = (
                                     {}
@@ -30460,9 +30470,14 @@ def _make_derived2():
                                         )
                                     )
                                 )
-                                store = self.store_sales_rows
-                                count = store.get(row, 0) + d
-                                if count < 0:
+                                if (
+                                    d < 0
+                                    and self.store_sales_by_exists_1.get(
+                                        (), _EMPTY
+                                    ).get(row, 0)
+                                    + d
+                                    < 0
+                                ):
                                     raise ViewError(_absent_message("store_sales", row))
                                 pending = self._pending
                                 date_dim_count_by_ss_sold_date_sk = (
@@ -30478,10 +30493,6 @@ def _make_derived2():
                                 store_sales_ss_item_sk_by_ss_sold_date_sk = (
                                     self.store_sales_ss_item_sk_by_ss_sold_date_sk
                                 )
-                                if count:
-                                    store[row] = count
-                                else:
-                                    del store[row]
                                 # rows by the key of the test on inner view exists_1
                                 _key = ()
                                 _grp = self.store_sales_by_exists_1.get(_key)
@@ -31835,7 +31846,6 @@ def _make_derived2():
                                         "query": self.QUERY_ID,
                                         "layout": self.LAYOUT_ID,
                                         "state": {
-                                            "store_sales_rows": self.store_sales_rows,
                                             "item_rows": self.item_rows,
                                             "date_dim_rows": self.date_dim_rows,
                                             "n0_root": self.n0_root,
@@ -31887,7 +31897,6 @@ def _make_derived2():
                                     )
                                 state = snapshot.get("state")
                                 names = (
-                                    "store_sales_rows",
                                     "item_rows",
                                     "date_dim_rows",
                                     "n0_root",
@@ -36374,7 +36383,7 @@ def _make_derived2():
                             "web_returns__wr_return_amt",
                         )
                         QUERY_ID = "370f95e1521a73ce"
-                        LAYOUT_ID = "5027ee18f2d2e4ce"  # the state's layout: snapshots restore only here
+                        LAYOUT_ID = "03bb8854a3c1dc82"  # the state's layout: snapshots restore only here
                         STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                         def __init__(
@@ -36382,7 +36391,6 @@ def _make_derived2():
                             on_delta: Callable[[tuple, int], None] | None = None,
                             push: bool = False,
                         ) -> None:
-                            self.web_sales_rows = {}  # input rows: row -> multiplicity
                             self.item_rows = {}  # input rows: row -> multiplicity
                             self.date_dim_rows = {}  # input rows: row -> multiplicity
                             # root n0: its tuples
@@ -36606,9 +36614,14 @@ def _make_derived2():
                                     )
                                 )
                             )
-                            store = self.web_sales_rows
-                            count = store.get(row, 0) + d
-                            if count < 0:
+                            if (
+                                d < 0
+                                and self.web_sales_by_exists_1.get((), _EMPTY).get(
+                                    row, 0
+                                )
+                                + d
+                                < 0
+                            ):
                                 raise ViewError(_absent_message("web_sales", row))
                             pending = self._pending
                             date_dim_count_by_ws_sold_date_sk = (
@@ -36624,10 +36637,6 @@ def _make_derived2():
                             web_sales_ws_item_sk_by_ws_sold_date_sk = (
                                 self.web_sales_ws_item_sk_by_ws_sold_date_sk
                             )
-                            if count:
-                                store[row] = count
-                            else:
-                                del store[row]
                             # rows by the key of the test on inner view exists_1
                             _key = ()
                             _grp = self.web_sales_by_exists_1.get(_key)
@@ -37902,7 +37911,6 @@ def _make_derived2():
                                     "query": self.QUERY_ID,
                                     "layout": self.LAYOUT_ID,
                                     "state": {
-                                        "web_sales_rows": self.web_sales_rows,
                                         "item_rows": self.item_rows,
                                         "date_dim_rows": self.date_dim_rows,
                                         "n0_root": self.n0_root,
@@ -37952,7 +37960,6 @@ def _make_derived2():
                                 )
                             state = snapshot.get("state")
                             names = (
-                                "web_sales_rows",
                                 "item_rows",
                                 "date_dim_rows",
                                 "n0_root",
@@ -39519,10 +39526,37 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (
+                    v_d_year,
+                    v_i_brand_id,
+                    v_i_class_id,
+                    v_i_category_id,
+                    v_i_manufact_id,
+                ) = key
+                new = None
+                _m1 = self.sales_detail_root.get(
+                    (
+                        v_d_year,
+                        v_i_brand_id,
+                        v_i_class_id,
+                        v_i_category_id,
+                        v_i_manufact_id,
+                    )
+                )
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2])
+                    _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                    new = (
+                        v_d_year,
+                        v_i_brand_id,
+                        v_i_class_id,
+                        v_i_category_id,
+                        v_i_manufact_id,
+                        _a0,
+                        _a1,
+                    )
                 old = reported.get(key)
                 if old != new and not _same(old, new):
                     if old is not None:

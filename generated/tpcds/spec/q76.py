@@ -4991,10 +4991,17 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category = key
+            new = None
+            _m1 = self.foo_root.get(
+                (v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category)
+            )
+            if _m1 is not None:
+                p = _m1
+                _a0 = p[0]
+                _a1 = None if p[1] == 0 else (_inexact(p[2]))
+                new = (v_channel, v_col_name, v_d_year, v_d_qoy, v_i_category, _a0, _a1)
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:

@@ -4273,11 +4273,26 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                        ) = group
+                                        p, e = entry[0], entry
+                                        _a0 = None if p[1] == 0 else (p[2])
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        new = (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -8153,11 +8168,26 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        (
+                                            v_d_year,
+                                            v_web_sales__ws_item_sk,
+                                            v_web_sales__ws_bill_customer_sk,
+                                        ) = group
+                                        p, e = entry[0], entry
+                                        _a0 = None if p[1] == 0 else (p[2])
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        new = (
+                                            v_d_year,
+                                            v_web_sales__ws_item_sk,
+                                            v_web_sales__ws_bill_customer_sk,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -13033,11 +13063,26 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                        ) = group
+                                        p, e = entry[0], entry
+                                        _a0 = None if p[1] == 0 else (p[2])
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        new = (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -17145,13 +17190,30 @@ def _make_derived1():
                                     reported = self._reported
                                     for group in touched:
                                         entry = result.get(group)
-                                        new = (
-                                            None
-                                            if entry is None
-                                            else self._group_row(
-                                                *group, entry[0], entry
+                                        if entry is None:
+                                            new = None
+                                        else:
+                                            (
+                                                v_d_year,
+                                                v_web_sales__ws_item_sk,
+                                                v_web_sales__ws_bill_customer_sk,
+                                            ) = group
+                                            p, e = entry[0], entry
+                                            _a0 = None if p[1] == 0 else (p[2])
+                                            _a1 = (
+                                                None if p[3] == 0 else (_inexact(p[4]))
                                             )
-                                        )
+                                            _a2 = (
+                                                None if p[5] == 0 else (_inexact(p[6]))
+                                            )
+                                            new = (
+                                                v_d_year,
+                                                v_web_sales__ws_item_sk,
+                                                v_web_sales__ws_bill_customer_sk,
+                                                _a0,
+                                                _a1,
+                                                _a2,
+                                            )
                                         old = reported.get(group)
                                         if old != new and not _same(old, new):
                                             if old is not None:
@@ -17912,7 +17974,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "2de618bfb84c9a0f"
-                    LAYOUT_ID = "099f93b0a034680b"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "923b6f9cec9fe96f"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -17920,7 +17982,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root ss: its tuples
                         self.ss_root = {}
                         self._appliers = {
@@ -18126,16 +18187,15 @@ def _make_derived1():
                                     (4, "ss_wc", _NUM_OR_NULL, "a number or None"),
                                 ),
                             )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
+                        if (
+                            d < 0
+                            and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0)
+                            + d
+                            < 0
+                        ):
                             raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         ss_root = self.ss_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by the key of the test on inner view exists_2
                         _key = ()
                         _grp = self.derived1_by_exists_2.get(_key)
@@ -18449,7 +18509,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "ss_root": self.ss_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     "sub:sub_exists_2": self.sub_exists_2.snapshot(),
@@ -18489,7 +18548,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
                             "ss_root",
                             "sub:sub_derived1",
                             "sub:sub_exists_2",
@@ -22192,11 +22250,26 @@ def _make_derived1():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_d_year,
+                                    v_catalog_sales__cs_item_sk,
+                                    v_catalog_sales__cs_bill_customer_sk,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (p[2])
+                                _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                new = (
+                                    v_d_year,
+                                    v_catalog_sales__cs_item_sk,
+                                    v_catalog_sales__cs_bill_customer_sk,
+                                    _a0,
+                                    _a1,
+                                    _a2,
+                                )
                             old = reported.get(group)
                             if old != new and not _same(old, new):
                                 if old is not None:
@@ -27328,11 +27401,26 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                        ) = group
+                                        p, e = entry[0], entry
+                                        _a0 = None if p[1] == 0 else (p[2])
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        new = (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -31208,11 +31296,26 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        (
+                                            v_d_year,
+                                            v_web_sales__ws_item_sk,
+                                            v_web_sales__ws_bill_customer_sk,
+                                        ) = group
+                                        p, e = entry[0], entry
+                                        _a0 = None if p[1] == 0 else (p[2])
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        new = (
+                                            v_d_year,
+                                            v_web_sales__ws_item_sk,
+                                            v_web_sales__ws_bill_customer_sk,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -36088,11 +36191,26 @@ def _make_derived1():
                                 reported = self._reported
                                 for group in touched:
                                     entry = result.get(group)
-                                    new = (
-                                        None
-                                        if entry is None
-                                        else self._group_row(*group, entry[0], entry)
-                                    )
+                                    if entry is None:
+                                        new = None
+                                    else:
+                                        (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                        ) = group
+                                        p, e = entry[0], entry
+                                        _a0 = None if p[1] == 0 else (p[2])
+                                        _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                        _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                        new = (
+                                            v_d_year,
+                                            v_store_sales__ss_item_sk,
+                                            v_store_sales__ss_customer_sk,
+                                            _a0,
+                                            _a1,
+                                            _a2,
+                                        )
                                     old = reported.get(group)
                                     if old != new and not _same(old, new):
                                         if old is not None:
@@ -40200,13 +40318,30 @@ def _make_derived1():
                                     reported = self._reported
                                     for group in touched:
                                         entry = result.get(group)
-                                        new = (
-                                            None
-                                            if entry is None
-                                            else self._group_row(
-                                                *group, entry[0], entry
+                                        if entry is None:
+                                            new = None
+                                        else:
+                                            (
+                                                v_d_year,
+                                                v_web_sales__ws_item_sk,
+                                                v_web_sales__ws_bill_customer_sk,
+                                            ) = group
+                                            p, e = entry[0], entry
+                                            _a0 = None if p[1] == 0 else (p[2])
+                                            _a1 = (
+                                                None if p[3] == 0 else (_inexact(p[4]))
                                             )
-                                        )
+                                            _a2 = (
+                                                None if p[5] == 0 else (_inexact(p[6]))
+                                            )
+                                            new = (
+                                                v_d_year,
+                                                v_web_sales__ws_item_sk,
+                                                v_web_sales__ws_bill_customer_sk,
+                                                _a0,
+                                                _a1,
+                                                _a2,
+                                            )
                                         old = reported.get(group)
                                         if old != new and not _same(old, new):
                                             if old is not None:
@@ -40967,7 +41102,7 @@ def _make_derived1():
                         "ws__ws_sp",
                     )
                     QUERY_ID = "2de618bfb84c9a0f"
-                    LAYOUT_ID = "099f93b0a034680b"  # the state's layout: snapshots restore only here
+                    LAYOUT_ID = "923b6f9cec9fe96f"  # the state's layout: snapshots restore only here
                     STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                     def __init__(
@@ -40975,7 +41110,6 @@ def _make_derived1():
                         on_delta: Callable[[tuple, int], None] | None = None,
                         push: bool = False,
                     ) -> None:
-                        self.derived1_rows = {}  # input rows: row -> multiplicity
                         # root ss: its tuples
                         self.ss_root = {}
                         self._appliers = {
@@ -41181,16 +41315,15 @@ def _make_derived1():
                                     (4, "ss_wc", _NUM_OR_NULL, "a number or None"),
                                 ),
                             )
-                        store = self.derived1_rows
-                        count = store.get(row, 0) + d
-                        if count < 0:
+                        if (
+                            d < 0
+                            and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0)
+                            + d
+                            < 0
+                        ):
                             raise ViewError(_absent_message("derived1", row))
                         pending = self._pending
                         ss_root = self.ss_root
-                        if count:
-                            store[row] = count
-                        else:
-                            del store[row]
                         # rows by the key of the test on inner view exists_2
                         _key = ()
                         _grp = self.derived1_by_exists_2.get(_key)
@@ -41504,7 +41637,6 @@ def _make_derived1():
                                 "query": self.QUERY_ID,
                                 "layout": self.LAYOUT_ID,
                                 "state": {
-                                    "derived1_rows": self.derived1_rows,
                                     "ss_root": self.ss_root,
                                     "sub:sub_derived1": self.sub_derived1.snapshot(),
                                     "sub:sub_exists_2": self.sub_exists_2.snapshot(),
@@ -41544,7 +41676,6 @@ def _make_derived1():
                             )
                         state = snapshot.get("state")
                         names = (
-                            "derived1_rows",
                             "ss_root",
                             "sub:sub_derived1",
                             "sub:sub_exists_2",
@@ -45423,11 +45554,26 @@ def _make_derived1():
                             reported = self._reported
                             for group in touched:
                                 entry = result.get(group)
-                                new = (
-                                    None
-                                    if entry is None
-                                    else self._group_row(*group, entry[0], entry)
-                                )
+                                if entry is None:
+                                    new = None
+                                else:
+                                    (
+                                        v_d_year,
+                                        v_catalog_sales__cs_item_sk,
+                                        v_catalog_sales__cs_bill_customer_sk,
+                                    ) = group
+                                    p, e = entry[0], entry
+                                    _a0 = None if p[1] == 0 else (p[2])
+                                    _a1 = None if p[3] == 0 else (_inexact(p[4]))
+                                    _a2 = None if p[5] == 0 else (_inexact(p[6]))
+                                    new = (
+                                        v_d_year,
+                                        v_catalog_sales__cs_item_sk,
+                                        v_catalog_sales__cs_bill_customer_sk,
+                                        _a0,
+                                        _a1,
+                                        _a2,
+                                    )
                                 old = reported.get(group)
                                 if old != new and not _same(old, new):
                                     if old is not None:
@@ -46222,7 +46368,7 @@ def _make_derived1():
             )
             QUERY_ID = "29e3d2dc4d9ea5f3"
             LAYOUT_ID = (
-                "041bd7393f192513"  # the state's layout: snapshots restore only here
+                "8e4ca77f0f933bea"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -46233,7 +46379,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1_rows = {}  # input rows: row -> multiplicity
                 # root oj1: its tuples
                 self.oj1_root = {}
                 self._appliers = {
@@ -46416,16 +46561,13 @@ def _make_derived1():
                             (4, "ss__ss_wc", _NUM_OR_NULL, "a number or None"),
                         ),
                     )
-                store = self.derived1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
+                if (
+                    d < 0
+                    and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0) + d < 0
+                ):
                     raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 oj1_root = self.oj1_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # rows by the key of the test on inner view exists_2
                 _key = ()
                 _grp = self.derived1_by_exists_2.get(_key)
@@ -46786,7 +46928,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1_rows": self.derived1_rows,
                             "oj1_root": self.oj1_root,
                             "sub:sub_derived1": self.sub_derived1.snapshot(),
                             "sub:sub_exists_2": self.sub_exists_2.snapshot(),
@@ -46824,7 +46965,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1_rows",
                     "oj1_root",
                     "sub:sub_derived1",
                     "sub:sub_exists_2",

@@ -2689,13 +2689,18 @@ def _make_derived1():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_ss_ticket_number, v_ss_customer_sk, v_ss_addr_sk, v_s_city = (
+                            group
+                        )
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        _a1 = None if p[3] == 0 else (p[4] / 100)
+                        new = (v_ss_ticket_number, v_ss_customer_sk, v_s_city, _a0, _a1)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:

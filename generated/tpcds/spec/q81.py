@@ -1484,13 +1484,15 @@ def _make_derived1():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        v_cr_returning_customer_sk, v_ca_state = group
+                        p, e = entry[0], entry
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (v_cr_returning_customer_sk, v_ca_state, _a0)
                     old = reported.get(group)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:
@@ -3042,13 +3044,15 @@ def _make_scalar_2():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            v_cr_returning_customer_sk, v_ca_state = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (v_cr_returning_customer_sk, v_ca_state, _a0)
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -3506,10 +3510,14 @@ def _make_scalar_2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (v_ctr_state,) = key
+                new = None
+                _m1 = self.ctr2_root.get(v_ctr_state)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
+                    new = (v_ctr_state, (None if _a0 is None else (_a0 * 1.2)))
                 old = reported.get(key)
                 if old != new and not _same(old, new):
                     if old is not None:

@@ -1328,10 +1328,13 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            v_i_item_id, v_i_item_desc, v_i_current_price = key
+            new = None
+            _m1 = self.n0_root.get((v_i_item_id, v_i_item_desc, v_i_current_price))
+            if _m1 is not None:
+                p = _m1
+                new = (v_i_item_id, v_i_item_desc, v_i_current_price)
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:

@@ -13491,9 +13491,20 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    (v_r_reason_desc,) = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[1] == 0 else (p[2]) / p[1]
+                    _a1 = None if p[3] == 0 else (p[4] / 100) / p[3]
+                    _a2 = None if p[5] == 0 else (p[6] / 100) / p[5]
+                    new = (
+                        (None if v_r_reason_desc is None else v_r_reason_desc[0:20]),
+                        _a0,
+                        _a1,
+                        _a2,
+                    )
                 old = reported.get(group)
                 if old != new and not _same(old, new):
                     if old is not None:

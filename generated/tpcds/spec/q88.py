@@ -1382,7 +1382,7 @@ def _make_derived1():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -2701,7 +2701,7 @@ def _make_derived2():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -4020,7 +4020,7 @@ def _make_derived3():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -5339,7 +5339,7 @@ def _make_derived4():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -6658,7 +6658,7 @@ def _make_derived5():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -7977,7 +7977,7 @@ def _make_derived6():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -9296,7 +9296,7 @@ def _make_derived7():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:
@@ -10615,7 +10615,7 @@ def _make_derived8():
             p = self._lookup()
             new = self._group_row(_ZERO if p is None else p)
             old = reported.get(())
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

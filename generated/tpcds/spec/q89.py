@@ -2446,13 +2446,30 @@ def _make_derived1():
                     reported = self._reported
                     for group in touched:
                         entry = result.get(group)
-                        new = (
-                            None
-                            if entry is None
-                            else self._group_row(*group, entry[0], entry)
-                        )
+                        if entry is None:
+                            new = None
+                        else:
+                            (
+                                v_i_category,
+                                v_i_class,
+                                v_i_brand,
+                                v_s_store_name,
+                                v_s_company_name,
+                                v_d_moy,
+                            ) = group
+                            p, e = entry[0], entry
+                            _a0 = None if p[1] == 0 else (p[2] / 100)
+                            new = (
+                                v_i_category,
+                                v_i_class,
+                                v_i_brand,
+                                v_s_store_name,
+                                v_s_company_name,
+                                v_d_moy,
+                                _a0,
+                            )
                         old = reported.get(group)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -5067,13 +5084,32 @@ def _make_derived1():
                         reported = self._reported
                         for group in touched:
                             entry = result.get(group)
-                            new = (
-                                None
-                                if entry is None
-                                else self._group_row(*group, entry[0], entry)
-                            )
+                            if entry is None:
+                                new = None
+                            else:
+                                (
+                                    v_i_category,
+                                    v_i_class,
+                                    v_i_brand,
+                                    v_s_store_name,
+                                    v_s_company_name,
+                                    v_d_moy,
+                                ) = group
+                                p, e = entry[0], entry
+                                _a0 = None if p[1] == 0 else (p[2] / 100)
+                                new = (
+                                    v_i_category,
+                                    v_i_class,
+                                    v_i_brand,
+                                    v_s_store_name,
+                                    v_s_company_name,
+                                    v_d_moy,
+                                    _a0,
+                                )
                             old = reported.get(group)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -5608,12 +5644,16 @@ def _make_derived1():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
-                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = lookup(*key)
-                    new = None if p is None else group_row(*key, p)
+                    v___c1, v___c3, v___c4, v___c5 = key
+                    new = None
+                    _m1 = self.rows_2_root.get((v___c1, v___c3, v___c4, v___c5))
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100) / p[1]
+                        new = (v___c1, v___c3, v___c4, v___c5, _a0)
                     old = reported.get(key)
-                    if old != new and not _same(old, new):
+                    if old != new:  # no output can be NaN: equal rows are the same
                         if old is not None:
                             changes.append((old, -1))
                         if new is not None:

@@ -4221,11 +4221,21 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    (
+                        v_cc_call_center_id,
+                        v_cc_name,
+                        v_cc_manager,
+                        v_cd_marital_status,
+                        v_cd_education_status,
+                    ) = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                    new = (v_cc_call_center_id, v_cc_name, v_cc_manager, _a0)
                 old = reported.get(group)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -2000,7 +2000,7 @@ def _make_derived1():
                     "store_returns__sr_return_quantity",
                 )
                 QUERY_ID = "2fa2d6d7044ba3f9"
-                LAYOUT_ID = "ab1c705edfbb2c6f"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "cb61fa0fc305ecdc"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -2008,7 +2008,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.store_sales_rows = {}  # input rows: row -> multiplicity
                     # root store_sales: its tuples
                     self.store_sales_root = {}
                     self._appliers = {
@@ -2176,16 +2175,14 @@ def _make_derived1():
                         )
                         for _c in self.exists_1_result.get((), _EMPTY)
                     )
-                    store = self.store_sales_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
+                    if (
+                        d < 0
+                        and self.store_sales_by_exists_1.get((), _EMPTY).get(row, 0) + d
+                        < 0
+                    ):
                         raise ViewError(_absent_message("store_sales", row))
                     pending = self._pending
                     store_sales_root = self.store_sales_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # rows by the key of the test on inner view exists_1
                     _key = ()
                     _grp = self.store_sales_by_exists_1.get(_key)
@@ -2477,7 +2474,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "store_sales_rows": self.store_sales_rows,
                                 "store_sales_root": self.store_sales_root,
                                 "sub:sub_exists_1": self.sub_exists_1.snapshot(),
                                 "exists_1_result": self.exists_1_result,
@@ -2515,7 +2511,6 @@ def _make_derived1():
                         )
                     state = snapshot.get("state")
                     names = (
-                        "store_sales_rows",
                         "store_sales_root",
                         "sub:sub_exists_1",
                         "exists_1_result",
@@ -3888,10 +3883,14 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (v_ss_customer_sk,) = key
+            new = None
+            _m1 = self.t_root.get(v_ss_customer_sk)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (_inexact(p[2]))
+                new = (v_ss_customer_sk, _a0)
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:

@@ -987,12 +987,17 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            v_ss_customer_sk, v_ss_item_sk = key
+                            new = None
+                            _m1 = self.n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _m1 is not None:
+                                p = _m1
+                                new = (v_ss_customer_sk, v_ss_item_sk)
                             old = reported.get(key)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -1832,12 +1837,19 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            v_cs_bill_customer_sk, v_cs_item_sk = key
+                            new = None
+                            _m1 = self.n0_root.get(
+                                (v_cs_bill_customer_sk, v_cs_item_sk)
+                            )
+                            if _m1 is not None:
+                                p = _m1
+                                new = (v_cs_bill_customer_sk, v_cs_item_sk)
                             old = reported.get(key)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -3241,12 +3253,17 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            v_ss_customer_sk, v_ss_item_sk = key
+                            new = None
+                            _m1 = self.n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _m1 is not None:
+                                p = _m1
+                                new = (v_ss_customer_sk, v_ss_item_sk)
                             old = reported.get(key)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -4180,12 +4197,19 @@ def _make_derived1():
                             # the new payload less the delta could differ in the last bit of a
                             # float sum, and a retraction must cancel exactly what was reported).
                             reported = self._reported
-                            lookup, group_row = self._lookup, self._group_row
                             for key in pending:
-                                p = lookup(*key)
-                                new = None if p is None else group_row(*key, p)
+                                v_cs_bill_customer_sk, v_cs_item_sk = key
+                                new = None
+                                _m1 = self.n0_root.get(
+                                    (v_cs_bill_customer_sk, v_cs_item_sk)
+                                )
+                                if _m1 is not None:
+                                    p = _m1
+                                    new = (v_cs_bill_customer_sk, v_cs_item_sk)
                                 old = reported.get(key)
-                                if old != new and not _same(old, new):
+                                if (
+                                    old != new
+                                ):  # no output can be NaN: equal rows are the same
                                     if old is not None:
                                         changes.append((old, -1))
                                     if new is not None:
@@ -4771,7 +4795,7 @@ def _make_derived1():
                 }
                 COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
                 QUERY_ID = "50b3cf19e173eee9"
-                LAYOUT_ID = "f84f75ff4d46bff5"  # the state's layout: snapshots restore only here
+                LAYOUT_ID = "19e930e6c0640f75"  # the state's layout: snapshots restore only here
                 STRICT = True  # whole input rows counted: a delete of an absent row is refused
 
                 def __init__(
@@ -4779,7 +4803,6 @@ def _make_derived1():
                     on_delta: Callable[[tuple, int], None] | None = None,
                     push: bool = False,
                 ) -> None:
-                    self.derived1_rows = {}  # input rows: row -> multiplicity
                     # root ssci: its tuples
                     self.ssci_root = {}
                     self._appliers = {
@@ -4944,16 +4967,14 @@ def _make_derived1():
                         )
                         for _c in self.exists_2_result.get((), _EMPTY)
                     )
-                    store = self.derived1_rows
-                    count = store.get(row, 0) + d
-                    if count < 0:
+                    if (
+                        d < 0
+                        and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0) + d
+                        < 0
+                    ):
                         raise ViewError(_absent_message("derived1", row))
                     pending = self._pending
                     ssci_root = self.ssci_root
-                    if count:
-                        store[row] = count
-                    else:
-                        del store[row]
                     # rows by the key of the test on inner view exists_2
                     _key = ()
                     _grp = self.derived1_by_exists_2.get(_key)
@@ -5170,7 +5191,6 @@ def _make_derived1():
                             "query": self.QUERY_ID,
                             "layout": self.LAYOUT_ID,
                             "state": {
-                                "derived1_rows": self.derived1_rows,
                                 "ssci_root": self.ssci_root,
                                 "sub:sub_derived1": self.sub_derived1.snapshot(),
                                 "sub:sub_exists_2": self.sub_exists_2.snapshot(),
@@ -5209,7 +5229,6 @@ def _make_derived1():
                         )
                     state = snapshot.get("state")
                     names = (
-                        "derived1_rows",
                         "ssci_root",
                         "sub:sub_derived1",
                         "sub:sub_exists_2",
@@ -6055,12 +6074,15 @@ def _make_derived1():
                     # the new payload less the delta could differ in the last bit of a
                     # float sum, and a retraction must cancel exactly what was reported).
                     reported = self._reported
-                    lookup, group_row = self._lookup, self._group_row
                     for key in pending:
-                        p = lookup(*key)
-                        new = None if p is None else group_row(*key, p)
+                        v_cs_bill_customer_sk, v_cs_item_sk = key
+                        new = None
+                        _m1 = self.n0_root.get((v_cs_bill_customer_sk, v_cs_item_sk))
+                        if _m1 is not None:
+                            p = _m1
+                            new = (v_cs_bill_customer_sk, v_cs_item_sk)
                         old = reported.get(key)
-                        if old != new and not _same(old, new):
+                        if old != new:  # no output can be NaN: equal rows are the same
                             if old is not None:
                                 changes.append((old, -1))
                             if new is not None:
@@ -6895,12 +6917,17 @@ def _make_derived1():
                         # the new payload less the delta could differ in the last bit of a
                         # float sum, and a retraction must cancel exactly what was reported).
                         reported = self._reported
-                        lookup, group_row = self._lookup, self._group_row
                         for key in pending:
-                            p = lookup(*key)
-                            new = None if p is None else group_row(*key, p)
+                            v_ss_customer_sk, v_ss_item_sk = key
+                            new = None
+                            _m1 = self.n0_root.get((v_ss_item_sk, v_ss_customer_sk))
+                            if _m1 is not None:
+                                p = _m1
+                                new = (v_ss_customer_sk, v_ss_item_sk)
                             old = reported.get(key)
-                            if old != new and not _same(old, new):
+                            if (
+                                old != new
+                            ):  # no output can be NaN: equal rows are the same
                                 if old is not None:
                                     changes.append((old, -1))
                                 if new is not None:
@@ -7471,7 +7498,7 @@ def _make_derived1():
             COLUMNS = ("csci__customer_sk", "ssci__customer_sk")
             QUERY_ID = "dd888dcbd1a46f16"
             LAYOUT_ID = (
-                "66a2b5d397db0fc0"  # the state's layout: snapshots restore only here
+                "454e134363b61357"  # the state's layout: snapshots restore only here
             )
             STRICT = (
                 True  # whole input rows counted: a delete of an absent row is refused
@@ -7482,7 +7509,6 @@ def _make_derived1():
                 on_delta: Callable[[tuple, int], None] | None = None,
                 push: bool = False,
             ) -> None:
-                self.derived1_rows = {}  # input rows: row -> multiplicity
                 # root csci: its tuples
                 self.csci_root = {}
                 self._appliers = {
@@ -7633,16 +7659,13 @@ def _make_derived1():
                     )
                     for _c in self.exists_2_result.get((), _EMPTY)
                 )
-                store = self.derived1_rows
-                count = store.get(row, 0) + d
-                if count < 0:
+                if (
+                    d < 0
+                    and self.derived1_by_exists_2.get((), _EMPTY).get(row, 0) + d < 0
+                ):
                     raise ViewError(_absent_message("derived1", row))
                 pending = self._pending
                 csci_root = self.csci_root
-                if count:
-                    store[row] = count
-                else:
-                    del store[row]
                 # rows by the key of the test on inner view exists_2
                 _key = ()
                 _grp = self.derived1_by_exists_2.get(_key)
@@ -7857,7 +7880,6 @@ def _make_derived1():
                         "query": self.QUERY_ID,
                         "layout": self.LAYOUT_ID,
                         "state": {
-                            "derived1_rows": self.derived1_rows,
                             "csci_root": self.csci_root,
                             "sub:sub_derived1": self.sub_derived1.snapshot(),
                             "sub:sub_exists_2": self.sub_exists_2.snapshot(),
@@ -7895,7 +7917,6 @@ def _make_derived1():
                     )
                 state = snapshot.get("state")
                 names = (
-                    "derived1_rows",
                     "csci_root",
                     "sub:sub_derived1",
                     "sub:sub_exists_2",
@@ -8401,7 +8422,7 @@ class View:
         p = self._lookup()
         new = self._group_row(_ZERO if p is None else p)
         old = reported.get(())
-        if old != new and not _same(old, new):
+        if old != new:  # no output can be NaN: equal rows are the same
             if old is not None:
                 changes.append((old, -1))
             if new is not None:

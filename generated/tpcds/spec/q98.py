@@ -1552,10 +1552,35 @@ def _make_derived1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (
+                    v_i_item_id,
+                    v_i_item_desc,
+                    v_i_category,
+                    v_i_class,
+                    v_i_current_price,
+                ) = key
+                new = None
+                _m1 = self.n0_root.get(
+                    (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_current_price,
+                        v_i_class,
+                        v_i_category,
+                    )
+                )
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                    new = (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_category,
+                        v_i_class,
+                        v_i_current_price,
+                        _a0,
+                    )
                 old = reported.get(key)
                 if old != new and not _same(old, new):
                     if old is not None:
@@ -3160,10 +3185,35 @@ def _make_derived2():
                 # the new payload less the delta could differ in the last bit of a
                 # float sum, and a retraction must cancel exactly what was reported).
                 reported = self._reported
-                lookup, group_row = self._lookup, self._group_row
                 for key in pending:
-                    p = lookup(*key)
-                    new = None if p is None else group_row(*key, p)
+                    (
+                        v_i_item_id,
+                        v_i_item_desc,
+                        v_i_category,
+                        v_i_class,
+                        v_i_current_price,
+                    ) = key
+                    new = None
+                    _m1 = self.n0_root.get(
+                        (
+                            v_i_item_id,
+                            v_i_item_desc,
+                            v_i_current_price,
+                            v_i_class,
+                            v_i_category,
+                        )
+                    )
+                    if _m1 is not None:
+                        p = _m1
+                        _a0 = None if p[1] == 0 else (p[2] / 100)
+                        new = (
+                            v_i_item_id,
+                            v_i_item_desc,
+                            v_i_category,
+                            v_i_class,
+                            v_i_current_price,
+                            _a0,
+                        )
                     old = reported.get(key)
                     if old != new and not _same(old, new):
                         if old is not None:
@@ -3619,12 +3669,16 @@ def _make_derived2():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (v___c4,) = key
+                new = None
+                _m1 = self.rows_2_root.get(v___c4)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[1] == 0 else (p[2] / 100)
+                    new = (v___c4, _a0)
                 old = reported.get(key)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:

@@ -3994,9 +3994,17 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    v_group1, v_sm_type, v_cc_name = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[0] == 0 else (p[1])
+                    _a1 = None if p[0] == 0 else (p[2])
+                    _a2 = None if p[0] == 0 else (p[3])
+                    _a3 = None if p[0] == 0 else (p[4])
+                    _a4 = None if p[0] == 0 else (p[5])
+                    new = (v_group1, v_sm_type, v_cc_name, _a0, _a1, _a2, _a3, _a4)
                 old = reported.get(group)
                 if old != new and not _same(old, new):
                     if old is not None:

@@ -617,12 +617,34 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            v_l_returnflag, v_l_linestatus = key
+            new = None
+            _m1 = self.lineitem_root.get((v_l_returnflag, v_l_linestatus))
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[0] == 0 else (p[1] / 100)
+                _a1 = None if p[0] == 0 else (p[2] / 100)
+                _a2 = None if p[0] == 0 else (p[3] / 10000)
+                _a3 = None if p[0] == 0 else (p[4] / 1000000)
+                _a4 = None if p[0] == 0 else (p[1] / 100) / p[0]
+                _a5 = None if p[0] == 0 else (p[2] / 100) / p[0]
+                _a6 = None if p[0] == 0 else (p[5] / 100) / p[0]
+                _a7 = p[0]
+                new = (
+                    v_l_returnflag,
+                    v_l_linestatus,
+                    _a0,
+                    _a1,
+                    _a2,
+                    _a3,
+                    _a4,
+                    _a5,
+                    _a6,
+                    _a7,
+                )
             old = reported.get(key)
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

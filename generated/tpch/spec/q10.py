@@ -2105,9 +2105,30 @@ class View:
             reported = self._reported
             for group in touched:
                 entry = result.get(group)
-                new = (
-                    None if entry is None else self._group_row(*group, entry[0], entry)
-                )
+                if entry is None:
+                    new = None
+                else:
+                    (
+                        v_c_custkey,
+                        v_c_name,
+                        v_c_acctbal,
+                        v_c_phone,
+                        v_n_name,
+                        v_c_address,
+                        v_c_comment,
+                    ) = group
+                    p, e = entry[0], entry
+                    _a0 = None if p[0] == 0 else (p[1] / 10000)
+                    new = (
+                        v_c_custkey,
+                        v_c_name,
+                        _a0,
+                        v_c_acctbal,
+                        v_n_name,
+                        v_c_address,
+                        v_c_phone,
+                        v_c_comment,
+                    )
                 old = reported.get(group)
                 if old != new and not _same(old, new):
                     if old is not None:

@@ -495,9 +495,7 @@ def _make_in_1():
                 keep = _a0 is not None and (_a0 > 300)
             except TypeError:  # compared with NULL (an aggregate of no rows): unknown
                 keep = False
-            if not keep:
-                return None
-            return (v_l_orderkey,)
+            return (v_l_orderkey,) if keep else None
 
         def enumerate(self) -> Iterator[tuple[tuple, int]]:
             """Yield (row, multiplicity) for the current result, with constant
@@ -551,12 +549,22 @@ def _make_in_1():
             # the new payload less the delta could differ in the last bit of a
             # float sum, and a retraction must cancel exactly what was reported).
             reported = self._reported
-            lookup, group_row = self._lookup, self._group_row
             for key in pending:
-                p = lookup(*key)
-                new = None if p is None else group_row(*key, p)
+                (v_l_orderkey,) = key
+                new = None
+                _m1 = self.lineitem_root.get(v_l_orderkey)
+                if _m1 is not None:
+                    p = _m1
+                    _a0 = None if p[0] == 0 else (p[1] / 100)
+                    try:
+                        keep = _a0 is not None and (_a0 > 300)
+                    except (
+                        TypeError
+                    ):  # compared with NULL (an aggregate of no rows): unknown
+                        keep = False
+                    new = (v_l_orderkey,) if keep else None
                 old = reported.get(key)
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1732,10 +1740,31 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            v_c_name, v_c_custkey, v_o_orderkey, v_o_orderdate, v_o_totalprice = key
+            new = None
+            _m1 = self.n0_root.get(v_c_custkey)
+            if _m1 is not None:
+                _g2 = self.n1_by_c_custkey.get(v_c_custkey)
+                if _g2 is not None:
+                    _m3 = _g2.get(
+                        (v_c_custkey, v_o_orderkey, v_o_totalprice, v_o_orderdate)
+                    )
+                    if _m3 is not None:
+                        _g4 = self.customer_by_c_custkey.get(v_c_custkey)
+                        if _g4 is not None:
+                            _m5 = _g4.get((v_c_custkey, v_c_name))
+                            if _m5 is not None:
+                                p = (_m3[0] * _m5[0], _m3[1] * _m5[1])
+                                _a0 = None if p[0] == 0 else (p[1] / 100)
+                                new = (
+                                    v_c_name,
+                                    v_c_custkey,
+                                    v_o_orderkey,
+                                    v_o_orderdate,
+                                    v_o_totalprice,
+                                    _a0,
+                                )
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:

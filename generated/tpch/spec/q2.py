@@ -1392,11 +1392,13 @@ def _make_scalar_1():
                 reported = self._reported
                 for group in touched:
                     entry = result.get(group)
-                    new = (
-                        None
-                        if entry is None
-                        else self._group_row(*group, entry[0], entry)
-                    )
+                    if entry is None:
+                        new = None
+                    else:
+                        (v_ps_partkey,) = group
+                        p, e = entry[0], entry
+                        _a0 = None if e is None or not e[1] else e[1].peekitem(0)[0]
+                        new = (v_ps_partkey, _a0)
                     old = reported.get(group)
                     if old != new and not _same(old, new):
                         if old is not None:

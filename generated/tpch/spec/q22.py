@@ -982,7 +982,7 @@ def _make_derived1():
                 p = self._lookup()
                 new = self._group_row(_ZERO if p is None else p)
                 old = reported.get(())
-                if old != new and not _same(old, new):
+                if old != new:  # no output can be NaN: equal rows are the same
                     if old is not None:
                         changes.append((old, -1))
                     if new is not None:
@@ -1873,12 +1873,17 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (v_cntrycode,) = key
+            new = None
+            _m1 = self.custsale_root.get(v_cntrycode)
+            if _m1 is not None:
+                p = _m1
+                _a0 = p[0]
+                _a1 = None if p[1] == 0 else (p[2] / 100)
+                new = (v_cntrycode, _a0, _a1)
             old = reported.get(key)
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -2650,12 +2650,16 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (v_n_name,) = key
+            new = None
+            _m1 = self.n0_root.get(v_n_name)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (p[2] / 10000)
+                new = (v_n_name, _a0)
             old = reported.get(key)
-            if old != new and not _same(old, new):
+            if old != new:  # no output can be NaN: equal rows are the same
                 if old is not None:
                     changes.append((old, -1))
                 if new is not None:

@@ -447,7 +447,7 @@ class View:
         p = self._lookup()
         new = self._group_row(_ZERO if p is None else p)
         old = reported.get(())
-        if old != new and not _same(old, new):
+        if old != new:  # no output can be NaN: equal rows are the same
             if old is not None:
                 changes.append((old, -1))
             if new is not None:

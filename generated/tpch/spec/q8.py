@@ -4154,10 +4154,15 @@ class View:
         # the new payload less the delta could differ in the last bit of a
         # float sum, and a retraction must cancel exactly what was reported).
         reported = self._reported
-        lookup, group_row = self._lookup, self._group_row
         for key in pending:
-            p = lookup(*key)
-            new = None if p is None else group_row(*key, p)
+            (v_o_year,) = key
+            new = None
+            _m1 = self.all_nations_root.get(v_o_year)
+            if _m1 is not None:
+                p = _m1
+                _a0 = None if p[1] == 0 else (p[2] / 10000)
+                _a1 = None if p[3] == 0 else (p[4] / 10000)
+                new = (v_o_year, _div(_a0, _a1))
             old = reported.get(key)
             if old != new and not _same(old, new):
                 if old is not None:
